@@ -1,0 +1,92 @@
+/// @file
+/// `Error`, `ErrorCode` and `Result<T>`: how every fallible memhal call reports failure.
+///
+/// memhal does not throw. A fallible function returns `Result<T>` (`tl::expected<T, Error>`);
+/// an `Error` carries a stable `ErrorCode` (the same integers the C API returns), the `errno`
+/// of the system call that failed (0 when none did) and a message that names the operation,
+/// the object and the cause. Use only `has_value()`, `value()`, `error()`, `*`, `->` and
+/// `and_then` on a `Result`, so that a later move to `std::expected` is a one-line change.
+#pragma once
+
+#include <cstdint>
+#include <memhal/export.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <tl/expected.hpp>
+#include <utility>
+
+namespace memhal {
+
+/// Why a call failed. Codes are stable and only ever appended; 0 is success in the C API and
+/// is therefore never an `ErrorCode`.
+enum class ErrorCode : uint32_t {
+  InvalidArgument = 1,     ///< the caller passed something that can never work
+  NotImplemented = 2,      ///< no backend in this build serves the request
+  Unavailable = 3,         ///< a backend exists but cannot serve the request here, now
+  OutOfMemory = 4,         ///< an allocation failed
+  Io = 5,                  ///< a system call or file operation failed
+  PermissionDenied = 6,    ///< the operating system refused access
+  OutOfRange = 7,          ///< an index or size lies outside what the object holds
+  UnsupportedDomain = 8,   ///< a frame arrived in a memory domain the element cannot read
+  NotHostAddressable = 9,  ///< the memory cannot be mapped for CPU access
+  Busy = 10,               ///< every resource of a pool is in use
+  Corrupt = 11,            ///< stored or received data fails validation
+  Protocol = 12,           ///< a peer broke the wire protocol
+  Internal = 13,           ///< a bug in memhal
+};
+
+/// The snake_case name of `code` ("invalid_argument"), or "unknown" for a value that is not
+/// an `ErrorCode` (a newer producer's code).
+MEMHAL_EXPORT std::string_view to_string(ErrorCode code) noexcept;
+
+/// A failure: a code, the `errno` behind it (0 when there is none) and a message.
+class MEMHAL_EXPORT Error {
+ public:
+  Error(ErrorCode code, std::string message, int sys_errno = 0)
+      : code_(code), sys_errno_(sys_errno), message_(std::move(message)) {}
+
+  ErrorCode code() const noexcept { return code_; }
+  int sys_errno() const noexcept { return sys_errno_; }
+  const std::string& message() const noexcept { return message_; }
+
+  /// "invalid_argument: <message>", for logs.
+  std::string to_string() const;
+
+ private:
+  ErrorCode code_;
+  int sys_errno_;
+  std::string message_;
+};
+
+/// The value of a successful call, or the `Error` that stopped it.
+template <class T>
+using Result = tl::expected<T, Error>;
+
+/// The error side of a `Result`, for `return memhal::unexpected(...)`.
+inline tl::unexpected<Error> unexpected(Error error) {
+  return tl::unexpected<Error>(std::move(error));
+}
+
+}  // namespace memhal
+
+#define MEMHAL_DETAIL_CONCAT_INNER(a, b) a##b
+#define MEMHAL_DETAIL_CONCAT(a, b) MEMHAL_DETAIL_CONCAT_INNER(a, b)
+
+/// Evaluates `expr` (a `Result`); if it holds an error, returns that error from the enclosing
+/// function, which must itself return a `Result`.
+#define MEMHAL_TRY(expr)                                                                                     \
+  do {                                                                                                       \
+    auto&& memhal_try_result_ = (expr);                                                                      \
+    if (!memhal_try_result_.has_value()) return ::memhal::unexpected(std::move(memhal_try_result_).error()); \
+  } while (false)
+
+#define MEMHAL_DETAIL_ASSIGN_OR_RETURN(tmp, lhs, expr)                       \
+  auto tmp = (expr);                                                         \
+  if (!tmp.has_value()) return ::memhal::unexpected(std::move(tmp).error()); \
+  lhs = std::move(*tmp)
+
+/// Evaluates `expr` (a `Result<T>`); on success assigns its value to `lhs` (which may be a
+/// declaration such as `auto x`), else returns the error from the enclosing function.
+#define MEMHAL_ASSIGN_OR_RETURN(lhs, expr) \
+  MEMHAL_DETAIL_ASSIGN_OR_RETURN(MEMHAL_DETAIL_CONCAT(memhal_assign_result_, __LINE__), lhs, expr)

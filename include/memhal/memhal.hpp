@@ -1,0 +1,14 @@
+/// @file
+/// All of memhal's C++ API in one include.
+#pragma once
+
+#include <memhal/error.hpp>
+#include <memhal/layout.hpp>
+#include <memhal/memory.hpp>
+#include <memhal/pixel_format.hpp>
+#include <memhal/shared_fd.hpp>
+#include <memhal/tensor.hpp>
+#include <memhal/tensor_map.hpp>
+#include <memhal/unique_fd.hpp>
+#include <memhal/version.hpp>
+#include <memhal/vocabulary.hpp>

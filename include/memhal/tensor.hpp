@@ -1,0 +1,115 @@
+/// @file
+/// `Tensor`: shared storage plus a `Layout`.
+///
+/// A cheap value type: copying a `Tensor` shares its storage (like `std::shared_ptr`), and the
+/// views (`slice`, `flip`, `transpose`, `permute`, `reshape`, `crop`) return new tensors over
+/// the same bytes without copying any. `materialize` makes the one dense copy a strided chain
+/// pays. Allocation follows DESIGN.md §3: with no `memory` given, auto-selection tries DmaBuf,
+/// then Mem (`MEMHAL_FORCE_MEM` goes straight to Mem) and keeps the reason for each skipped
+/// kind in `allocation_notes()`; a pinned `memory` never falls back. New tensors are zeroed.
+///
+/// Zero-sized dimensions make an empty tensor, as in numpy (0 elements, `nbytes() == 0`; it
+/// can be mapped, viewed and materialised). Thread-safety: a `Tensor` object is a value (one
+/// thread at a time); different `Tensor` objects sharing storage may be used from different
+/// threads, and writes through them race like writes to any shared memory.
+#pragma once
+
+#include <cstdint>
+#include <initializer_list>
+#include <memhal/error.hpp>
+#include <memhal/export.hpp>
+#include <memhal/layout.hpp>
+#include <memhal/tensor_map.hpp>
+#include <memhal/vocabulary.hpp>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+
+namespace memhal {
+
+namespace detail {
+class Storage;
+struct TensorAccess;
+}  // namespace detail
+
+class MEMHAL_EXPORT Tensor {
+ public:
+  /// A new dense row-major tensor of `shape` and `dtype`. `InvalidArgument` for a bad shape
+  /// (negative or overflowing dimension, rank above `kMaxRank`) or dtype; for a pinned
+  /// `memory` that cannot serve, `Unavailable` or `NotImplemented` naming the backend and why;
+  /// `OutOfMemory` when the allocation itself fails.
+  static Result<Tensor> create(std::span<const int64_t> shape, DType dtype,
+                               std::optional<MemoryKind> memory = std::nullopt, std::string name = {});
+  static Result<Tensor> create(std::initializer_list<int64_t> shape, DType dtype,
+                               std::optional<MemoryKind> memory = std::nullopt, std::string name = {}) {
+    return create(std::span<const int64_t>(shape.begin(), shape.size()), dtype, memory, std::move(name));
+  }
+
+  /// A new image of `width` x `height` in `format` (see `Layout::image` for shapes and
+  /// planes), rows aligned to `row_align` bytes. Auto-selection tries DmaBuf, then Mem — never
+  /// Shm. Errors as `create` and `Layout::image`.
+  static Result<Tensor> image(int64_t width, int64_t height, PixelFormat format,
+                              std::optional<MemoryKind> memory = std::nullopt, DType dtype = DType::U8,
+                              int64_t row_align = kDefaultRowAlign);
+
+  const Layout& layout() const noexcept { return layout_; }
+  std::span<const int64_t> shape() const noexcept { return layout_.shape(); }
+  /// Signed byte strides.
+  std::span<const int64_t> strides() const noexcept { return layout_.strides(); }
+  std::size_t rank() const noexcept { return layout_.rank(); }
+  DType dtype() const noexcept { return layout_.dtype(); }
+  int64_t nbytes() const noexcept { return layout_.nbytes(); }
+  bool is_contiguous() const noexcept { return layout_.is_contiguous(); }
+  std::optional<PixelFormat> pixel_format() const noexcept { return layout_.pixel_format(); }
+  const std::string& name() const noexcept { return layout_.name(); }
+
+  /// The kind of memory this tensor actually got.
+  MemoryKind memory() const noexcept;
+  /// Why auto-selection skipped other kinds before landing on `memory()`; empty when the first
+  /// choice served (or the request was pinned).
+  const std::string& allocation_notes() const noexcept;
+
+  /// Maps the bytes for the CPU. `InvalidArgument` for `CpuAccess::None` or a value outside
+  /// the vocabulary; `NotHostAddressable` for device memory; backend errors otherwise.
+  Result<TensorMap> map(CpuAccess access) const;
+
+  // Zero-copy views; errors as the `Layout` functions of the same name.
+  Result<Tensor> slice(std::size_t axis, int64_t begin, int64_t end) const;
+  Result<Tensor> flip(std::size_t axis) const;
+  Result<Tensor> transpose(std::size_t a, std::size_t b) const;
+  Result<Tensor> permute(std::span<const std::size_t> axes) const;
+  Result<Tensor> permute(std::initializer_list<std::size_t> axes) const {
+    return permute(std::span<const std::size_t>(axes.begin(), axes.size()));
+  }
+  Result<Tensor> reshape(std::span<const int64_t> shape) const;
+  Result<Tensor> reshape(std::initializer_list<int64_t> shape) const {
+    return reshape(std::span<const int64_t>(shape.begin(), shape.size()));
+  }
+  Result<Tensor> crop(int64_t x, int64_t y, int64_t width, int64_t height) const;
+
+  /// A new dense copy (row-major, or packed planes), in `memory` when given; else in this
+  /// tensor's kind when that kind can be allocated here, else by auto-selection.
+  Result<Tensor> materialize(std::optional<MemoryKind> memory = std::nullopt) const;
+
+  /// Copies this tensor's elements into `dst`, which must have the same shape, dtype and
+  /// pixel format (any strides, any memory kind the CPU can map). `InvalidArgument` on a
+  /// mismatch. Overlapping source and destination are not supported.
+  Result<void> copy_to(const Tensor& dst) const;
+
+  /// Whether `a` and `b` view one allocation (any of their buffers).
+  friend MEMHAL_EXPORT bool same_storage(const Tensor& a, const Tensor& b) noexcept;
+
+ private:
+  friend struct detail::TensorAccess;  // lets the storage and ipc layers build tensors
+  using Buffers = std::array<std::shared_ptr<detail::Storage>, kMaxPlanes>;
+  Tensor(Layout layout, Buffers buffers) : layout_(std::move(layout)), buffers_(std::move(buffers)) {}
+  Result<Tensor> view(Result<Layout> layout) const;
+
+  Layout layout_;
+  Buffers buffers_;
+};
+
+MEMHAL_EXPORT bool same_storage(const Tensor& a, const Tensor& b) noexcept;
+
+}  // namespace memhal

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Installs, with apt, the Debian 12 packages memhal needs to build and test, when missing.
+# Usage: scripts/deps.sh [extra-package...]
+set -euo pipefail
+
+packages=(
+  build-essential cmake ninja-build pkg-config git   # toolchain
+  libexpected-dev                                    # tl::expected (Result<T>)
+  libgtest-dev libgmock-dev                          # tests
+  libbenchmark-dev                                   # bench/
+  python3                                            # test scripts (JSON checks)
+  "$@"
+)
+
+missing=()
+for package in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$package")
+  fi
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+echo "deps: installing ${missing[*]}" >&2
+sudo=""
+[ "$(id -u)" -ne 0 ] && sudo="sudo"
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"

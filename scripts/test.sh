@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# The whole test suite: installs what is missing, then builds and runs every test twice —
+# a warnings-as-errors build, and an ASan+UBSan build of the unit tests.
+# Usage: scripts/test.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/deps.sh
+jobs=$(nproc)
+status=0
+
+section() { printf '\n==== %s ====\n' "$*"; }
+
+section "build (warnings are errors)"
+cmake -S . -B build/ci -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMEMHAL_WERROR=ON >/dev/null
+cmake --build build/ci -j "$jobs"
+section "tests"
+ctest --test-dir build/ci -j "$jobs" --output-on-failure || status=1
+
+section "build (ASan+UBSan)"
+cmake -S . -B build/asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DMEMHAL_WERROR=ON \
+  -DMEMHAL_SANITIZE=address,undefined -DMEMHAL_BUILD_BENCH=OFF >/dev/null
+cmake --build build/asan -j "$jobs"
+section "tests under ASan+UBSan"
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+  ctest --test-dir build/asan -j "$jobs" --output-on-failure -L unit || status=1
+
+section "result"
+[ $status -eq 0 ] && echo "all test runs passed" || echo "some test runs FAILED"
+exit $status

@@ -1,0 +1,57 @@
+// memhal info: what this process can allocate, and why not.
+#include <cstdio>
+#include <iostream>
+#include <memhal/memhal.hpp>
+#include <string>
+
+#include "commands.hpp"
+#include "json.hpp"
+
+namespace memhal::cli {
+namespace {
+
+void print_table() {
+  std::cout << "memhal " << MEMHAL_VERSION_STRING << "\n\nmemory kinds:\n";
+  std::printf("  %-10s %-4s %-9s %s\n", "name", "code", "available", "reason");
+  for (MemoryKind kind : all<MemoryKind>()) {
+    const Availability answer = availability(kind);
+    std::printf("  %-10s %-4u %-9s %s\n", std::string(to_string(kind)).c_str(), code(kind),
+                answer.available ? "yes" : "no", answer.reason.c_str());
+  }
+  std::cout << "\nMEMHAL_FORCE_MEM: "
+            << (force_mem_requested() ? "set (auto-selection goes straight to mem)" : "not set") << "\n";
+}
+
+void print_json() {
+  std::cout << "{\"version\":" << json_string(MEMHAL_VERSION_STRING) << ",\"memory_kinds\":[";
+  bool first = true;
+  for (MemoryKind kind : all<MemoryKind>()) {
+    const Availability answer = availability(kind);
+    std::cout << (first ? "" : ",") << "{\"name\":" << json_string(to_string(kind)) << ",\"code\":" << code(kind)
+              << ",\"available\":" << (answer.available ? "true" : "false")
+              << ",\"reason\":" << json_string(answer.reason) << "}";
+    first = false;
+  }
+  std::cout << "],\"force_mem\":" << (force_mem_requested() ? "true" : "false") << "}\n";
+}
+
+}  // namespace
+
+int run_info(std::span<const std::string_view> args) {
+  bool json = false;
+  for (std::string_view arg : args) {
+    if (arg == "--json") {
+      json = true;
+    } else if (arg == "-h" || arg == "--help") {
+      std::cout << "usage: memhal info [--json]\n";
+      return 0;
+    } else {
+      std::cerr << "memhal info: unknown argument '" << arg << "'\nusage: memhal info [--json]\n";
+      return 2;
+    }
+  }
+  json ? print_json() : print_table();
+  return 0;
+}
+
+}  // namespace memhal::cli

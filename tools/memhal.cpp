@@ -1,0 +1,30 @@
+// The memhal command: one binary, one subcommand per capability.
+#include <iostream>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "commands.hpp"
+
+namespace {
+
+constexpr std::string_view kUsage =
+    "usage: memhal <command> [options]\n"
+    "\n"
+    "commands:\n"
+    "  info [--json]   memory kinds with code, availability and reason\n";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string_view> args(argv + 1, argv + argc);
+  if (args.empty() || args[0] == "-h" || args[0] == "--help" || args[0] == "help") {
+    (args.empty() ? std::cerr : std::cout) << kUsage;
+    return args.empty() ? 2 : 0;
+  }
+  const std::string_view command = args[0];
+  const std::span<const std::string_view> rest(args.data() + 1, args.size() - 1);
+  if (command == "info") return memhal::cli::run_info(rest);
+  std::cerr << "memhal: unknown command '" << command << "'\n" << kUsage;
+  return 2;
+}
