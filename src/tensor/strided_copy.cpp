@@ -4,6 +4,7 @@
 #include <array>
 #include <cstdlib>
 #include <cstring>
+#include <type_traits>
 
 namespace memhal::detail {
 namespace {
@@ -12,13 +13,34 @@ namespace {
 // and destination, small enough to stay in L1 while it is read across and written down.
 constexpr int64_t kTile = 32;
 
+// Element sizes with a native integer type are copied as that type, so the compiler can
+// vectorise a reversed or gathered run; other sizes go through fixed-size memcpy.
 template <std::size_t N>
 void copy_elements_fixed(const std::byte* src, int64_t src_stride, std::byte* dst, int64_t dst_stride, int64_t count) {
-  struct Chunk {
-    std::byte bytes[N];
-  };
+  using Word = std::conditional_t<N == 1, uint8_t,
+                                  std::conditional_t<N == 2, uint16_t, std::conditional_t<N == 4, uint32_t, uint64_t>>>;
+  if constexpr (N == 1 || N == 2 || N == 4 || N == 8) {
+    if (dst_stride == static_cast<int64_t>(N) && src_stride == -static_cast<int64_t>(N)) {
+      // A mirrored run (horizontal flip): a constant stride the vectoriser can reverse.
+      for (int64_t i = 0; i < count; ++i) {
+        Word word;
+        std::memcpy(&word, src - i * static_cast<int64_t>(N), N);
+        std::memcpy(dst + i * static_cast<int64_t>(N), &word, N);
+      }
+      return;
+    }
+    if (dst_stride == static_cast<int64_t>(N) && src_stride % static_cast<int64_t>(N) == 0) {
+      const int64_t step = src_stride / static_cast<int64_t>(N);
+      for (int64_t i = 0; i < count; ++i) {
+        Word word;
+        std::memcpy(&word, src + i * step * static_cast<int64_t>(N), N);
+        std::memcpy(dst + i * static_cast<int64_t>(N), &word, N);
+      }
+      return;
+    }
+  }
   for (int64_t i = 0; i < count; ++i) {
-    std::memcpy(dst, src, sizeof(Chunk));
+    std::memcpy(dst, src, N);
     src += src_stride;
     dst += dst_stride;
   }
@@ -44,6 +66,32 @@ void copy_run(const std::byte* src, int64_t src_stride, std::byte* dst, int64_t 
   }
 }
 
+// A transposing tile with the element size known at compile time: no call per row, and the
+// source walked along its short stride in the inner loop.
+template <std::size_t N>
+void copy_tile(const std::byte* src, int64_t src_row, int64_t src_col, std::byte* dst, int64_t dst_row, int64_t dst_col,
+               int64_t rows, int64_t cols) {
+  for (int64_t r = 0; r < rows; ++r) {
+    const std::byte* from = src + r * src_row;
+    std::byte* to = dst + r * dst_row;
+    for (int64_t c = 0; c < cols; ++c) std::memcpy(to + c * dst_col, from + c * src_col, N);
+  }
+}
+
+using TileFn = void (*)(const std::byte*, int64_t, int64_t, std::byte*, int64_t, int64_t, int64_t, int64_t);
+
+TileFn tile_for(std::size_t size) {
+  switch (size) {
+    case 1: return copy_tile<1>;
+    case 2: return copy_tile<2>;
+    case 3: return copy_tile<3>;
+    case 4: return copy_tile<4>;
+    case 8: return copy_tile<8>;
+    case 16: return copy_tile<16>;
+    default: return nullptr;
+  }
+}
+
 // A 2-D block: rows x cols elements; the inner dimension is `cols`.
 void copy_block(const std::byte* src, const int64_t* src_strides, std::byte* dst, const int64_t* dst_strides,
                 int64_t rows, int64_t cols, std::size_t size) {
@@ -51,7 +99,8 @@ void copy_block(const std::byte* src, const int64_t* src_strides, std::byte* dst
   // transpose), row-by-row copying reads one element per cache line; tiles fix that.
   const bool transposing =
       std::llabs(src_strides[1]) > std::llabs(src_strides[0]) && std::llabs(src_strides[1]) > 64 && rows > 1;
-  if (!transposing) {
+  const TileFn tile = tile_for(size);
+  if (!transposing || tile == nullptr) {
     for (int64_t r = 0; r < rows; ++r) {
       copy_run(src + r * src_strides[0], src_strides[1], dst + r * dst_strides[0], dst_strides[1], cols, size);
     }
@@ -61,10 +110,8 @@ void copy_block(const std::byte* src, const int64_t* src_strides, std::byte* dst
     const int64_t r1 = std::min(rows, r0 + kTile);
     for (int64_t c0 = 0; c0 < cols; c0 += kTile) {
       const int64_t c1 = std::min(cols, c0 + kTile);
-      for (int64_t r = r0; r < r1; ++r) {
-        copy_run(src + r * src_strides[0] + c0 * src_strides[1], src_strides[1],
-                 dst + r * dst_strides[0] + c0 * dst_strides[1], dst_strides[1], c1 - c0, size);
-      }
+      tile(src + r0 * src_strides[0] + c0 * src_strides[1], src_strides[0], src_strides[1],
+           dst + r0 * dst_strides[0] + c0 * dst_strides[1], dst_strides[0], dst_strides[1], r1 - r0, c1 - c0);
     }
   }
 }
