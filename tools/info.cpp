@@ -18,6 +18,11 @@ void print_table() {
     std::printf("  %-10s %-4u %-9s %s\n", std::string(to_string(kind)).c_str(), code(kind),
                 answer.available ? "yes" : "no", answer.reason.c_str());
   }
+  std::cout << "\ndma-buf sources (preference order):\n";
+  for (const DmaBufSource& source : dma_buf_sources()) {
+    std::printf("  %-12s %-26s %-6s %s\n", source.name.c_str(), source.path.c_str(), source.usable ? "usable" : "no",
+                source.state.c_str());
+  }
   std::cout << "\nMEMHAL_FORCE_MEM: "
             << (force_mem_requested() ? "set (auto-selection goes straight to mem)" : "not set") << "\n";
 }
@@ -30,6 +35,14 @@ void print_json() {
     std::cout << (first ? "" : ",") << "{\"name\":" << json_string(to_string(kind)) << ",\"code\":" << code(kind)
               << ",\"available\":" << (answer.available ? "true" : "false")
               << ",\"reason\":" << json_string(answer.reason) << "}";
+    first = false;
+  }
+  std::cout << "],\"dma_buf_sources\":[";
+  first = true;
+  for (const DmaBufSource& source : dma_buf_sources()) {
+    std::cout << (first ? "" : ",") << "{\"name\":" << json_string(source.name)
+              << ",\"path\":" << json_string(source.path) << ",\"usable\":" << (source.usable ? "true" : "false")
+              << ",\"state\":" << json_string(source.state) << "}";
     first = false;
   }
   std::cout << "],\"force_mem\":" << (force_mem_requested() ? "true" : "false") << "}\n";

@@ -2,6 +2,7 @@
 /// All of memhal's C++ API in one include.
 #pragma once
 
+#include <memhal/dma_buf_source.hpp>
 #include <memhal/error.hpp>
 #include <memhal/layout.hpp>
 #include <memhal/memory.hpp>
@@ -9,6 +10,7 @@
 #include <memhal/shared_fd.hpp>
 #include <memhal/tensor.hpp>
 #include <memhal/tensor_map.hpp>
+#include <memhal/tensor_pool.hpp>
 #include <memhal/unique_fd.hpp>
 #include <memhal/version.hpp>
 #include <memhal/vocabulary.hpp>

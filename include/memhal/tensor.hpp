@@ -20,6 +20,7 @@
 #include <memhal/export.hpp>
 #include <memhal/layout.hpp>
 #include <memhal/tensor_map.hpp>
+#include <memhal/unique_fd.hpp>
 #include <memhal/vocabulary.hpp>
 #include <memory>
 #include <optional>
@@ -32,6 +33,12 @@ namespace detail {
 class Storage;
 struct TensorAccess;
 }  // namespace detail
+
+/// Whether the planes of a new multi-plane image share one buffer or get one each.
+enum class PlaneBuffers : uint8_t {
+  Shared,    ///< one buffer, planes at aligned offsets
+  PerPlane,  ///< one buffer per plane, each plane at offset 0
+};
 
 class MEMHAL_EXPORT Tensor {
  public:
@@ -48,10 +55,44 @@ class MEMHAL_EXPORT Tensor {
 
   /// A new image of `width` x `height` in `format` (see `Layout::image` for shapes and
   /// planes), rows aligned to `row_align` bytes. Auto-selection tries DmaBuf, then Mem — never
-  /// Shm. Errors as `create` and `Layout::image`.
+  /// Shm. With `PlaneBuffers::PerPlane` each plane of a multi-plane YUV format gets a buffer
+  /// of its own (offset 0), as V4L2 multi-planar capture and many codecs want; every buffer
+  /// is of the kind the first one got. Errors as `create` and `Layout::image`, plus
+  /// `InvalidArgument` for `PerPlane` with planar RGB (one strided tensor that cannot span
+  /// buffers).
   static Result<Tensor> image(int64_t width, int64_t height, PixelFormat format,
                               std::optional<MemoryKind> memory = std::nullopt, DType dtype = DType::U8,
-                              int64_t row_align = kDefaultRowAlign);
+                              int64_t row_align = kDefaultRowAlign, PlaneBuffers planes = PlaneBuffers::Shared);
+
+  /// A tensor over a buffer made elsewhere (V4L2, a GPU, another process): `fd` is
+  /// duplicated (`F_DUPFD_CLOEXEC`), the caller keeps and closes its own. What the fd is comes
+  /// from the kernel: a DMA-BUF (`exp_name` in `/proc/self/fdinfo`) imports as `DmaBuf`, a
+  /// memfd or shmem file (it answers `F_GET_SEALS`) as `Shm`; `kind`, when given, must match.
+  /// A writable memfd is sealed against shrinking (`F_SEAL_SHRINK`, where its seals allow) so
+  /// that a peer cannot truncate it under the mapping. An fd opened `O_RDONLY` gives a tensor
+  /// that maps for reading only. `layout` must use one buffer (see `from_planes` for more).
+  /// Errors: `InvalidArgument` for a closed fd, a pipe, socket, device or disk file, a kind
+  /// mismatch or a multi-buffer layout; `OutOfRange` when the buffer is shorter than the
+  /// layout needs; `Io` when the kernel cannot be asked or the buffer cannot be mapped.
+  static Result<Tensor> from_fd(int fd, const Layout& layout, std::optional<MemoryKind> kind = std::nullopt);
+
+  /// As `from_fd` for a layout over several buffers (`Layout::image_planes` with planes in
+  /// separate buffers): `fds[i]` backs buffer `i`; the same fd number given twice is imported
+  /// once. `InvalidArgument` when `fds.size()` differs from `layout.buffer_count()`.
+  static Result<Tensor> from_planes(std::span<const int> fds, const Layout& layout,
+                                    std::optional<MemoryKind> kind = std::nullopt);
+  static Result<Tensor> from_planes(std::initializer_list<int> fds, const Layout& layout,
+                                    std::optional<MemoryKind> kind = std::nullopt) {
+    return from_planes(std::span<const int>(fds.begin(), fds.size()), layout, kind);
+  }
+
+  /// The fd behind buffer `buffer`, borrowed: owned by the tensor's storage, valid while any
+  /// tensor or map over it lives; never close it. -1 for Mem (no fd) or a missing buffer.
+  int fd(std::size_t buffer = 0) const noexcept;
+  /// A new fd (`F_DUPFD_CLOEXEC`) for buffer `buffer` that the caller owns, e.g. to pass to
+  /// another process or a driver. `InvalidArgument` for Mem tensors or a missing buffer, `Io`
+  /// when `dup` fails.
+  Result<UniqueFd> clone_fd(std::size_t buffer = 0) const;
 
   const Layout& layout() const noexcept { return layout_; }
   std::span<const int64_t> shape() const noexcept { return layout_.shape(); }

@@ -8,7 +8,9 @@
 #include <string_view>
 
 #include "core/strings.hpp"
+#include "storage/dmabuf.hpp"
 #include "storage/heap.hpp"
+#include "storage/shm.hpp"
 
 namespace memhal {
 namespace detail {
@@ -26,14 +28,6 @@ Availability probe_heap() {
   auto storage = allocate_heap(kHeapAlignment);
   if (!storage) return {false, storage.error().message(), ErrorCode::Unavailable};
   return {true, cat("process heap, ", kHeapAlignment, "-byte aligned, zero-filled"), ErrorCode::Unavailable};
-}
-
-Availability probe_shm() {
-  return {false, "shm backend (memfd) is not built yet", ErrorCode::NotImplemented};
-}
-
-Availability probe_dmabuf() {
-  return {false, "dmabuf backend (dma-heap / udmabuf) is not built yet", ErrorCode::NotImplemented};
 }
 
 Availability probe_iosurface() {
@@ -57,8 +51,8 @@ Availability probe_cuda() {
 
 constexpr std::array<Backend, 6> kBackends{{
     {MemoryKind::Mem, probe_heap, allocate_heap},
-    {MemoryKind::Shm, probe_shm, nullptr},
-    {MemoryKind::DmaBuf, probe_dmabuf, nullptr},
+    {MemoryKind::Shm, probe_shm, allocate_shm},
+    {MemoryKind::DmaBuf, probe_dmabuf, allocate_dmabuf},
     {MemoryKind::IoSurface, probe_iosurface, nullptr},
     {MemoryKind::Pbo, probe_pbo, nullptr},
     {MemoryKind::Cuda, probe_cuda, nullptr},

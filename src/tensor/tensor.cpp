@@ -25,11 +25,34 @@ namespace {
 
 Result<Tensor> allocate_tensor(Layout layout, std::optional<MemoryKind> memory, AllocationPurpose purpose) {
   // New layouts are dense from offset 0, so the end of the extent is the size to allocate.
-  const int64_t bytes = layout.byte_extent(0).end;
-  MEMHAL_ASSIGN_OR_RETURN(auto storage, allocate(static_cast<std::size_t>(bytes), memory, purpose));
   TensorAccess::Buffers buffers{};
-  buffers[0] = std::move(storage);
+  for (uint32_t i = 0; i < layout.buffer_count(); ++i) {
+    const int64_t bytes = layout.byte_extent(i).end;
+    // Every buffer of one tensor comes from the kind the first one got.
+    const auto kind = i == 0 ? memory : std::optional<MemoryKind>(buffers[0]->kind());
+    MEMHAL_ASSIGN_OR_RETURN(buffers[i], allocate(static_cast<std::size_t>(bytes), kind, purpose));
+  }
   return TensorAccess::make(std::move(layout), std::move(buffers));
+}
+
+// The same image with each plane in a buffer of its own, at offset 0.
+Result<Layout> split_planes(const Layout& layout, PixelFormat format) {
+  if (!layout.is_multi_plane()) {
+    if (layout.shape().size() == 3 && layout.shape()[0] > 1 &&
+        (format == PixelFormat::PlanarRgb || format == PixelFormat::PlanarRgba)) {
+      return fail(ErrorCode::InvalidArgument, to_string(format),
+                  " is one strided {c, h, w} tensor: its planes cannot live in separate buffers");
+    }
+    return layout;
+  }
+  std::array<PlaneLayout, kMaxPlanes> planes{};
+  for (std::size_t i = 0; i < layout.planes().size(); ++i) {
+    planes[i] = layout.planes()[i];
+    planes[i].buffer = static_cast<uint32_t>(i);
+    planes[i].offset = 0;
+  }
+  return Layout::image_planes(layout.shape()[1], layout.shape()[0], format,
+                              std::span(planes.data(), layout.planes().size()), layout.dtype());
 }
 
 }  // namespace
@@ -43,8 +66,11 @@ Result<Tensor> Tensor::create(std::span<const int64_t> shape, DType dtype, std::
 }
 
 Result<Tensor> Tensor::image(int64_t width, int64_t height, PixelFormat format, std::optional<MemoryKind> memory,
-                             DType dtype, int64_t row_align) {
+                             DType dtype, int64_t row_align, PlaneBuffers planes) {
   MEMHAL_ASSIGN_OR_RETURN(Layout layout, Layout::image(width, height, format, dtype, row_align));
+  if (planes == PlaneBuffers::PerPlane) {
+    MEMHAL_ASSIGN_OR_RETURN(layout, detail::split_planes(layout, format));
+  }
   return detail::allocate_tensor(std::move(layout), memory, detail::AllocationPurpose::Image);
 }
 

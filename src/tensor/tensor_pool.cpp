@@ -1,0 +1,152 @@
+#include <condition_variable>
+#include <memhal/tensor_pool.hpp>
+#include <mutex>
+#include <vector>
+
+#include "core/strings.hpp"
+#include "storage/allocator.hpp"
+#include "tensor/tensor_access.hpp"
+
+namespace memhal {
+namespace detail {
+
+using Slot = TensorAccess::Buffers;
+
+struct PoolState {
+  Layout layout;
+  MemoryKind memory = MemoryKind::Mem;
+  std::size_t capacity = 0;
+  std::mutex mutex;
+  std::condition_variable returned;
+  std::vector<Slot> free;
+
+  explicit PoolState(Layout l) : layout(std::move(l)) {}
+  void give_back(Slot slot) {
+    {
+      std::lock_guard lock(mutex);
+      free.push_back(std::move(slot));
+    }
+    returned.notify_one();
+  }
+};
+
+namespace {
+
+// One hand-out of a slot. Every buffer of the handed-out tensor shares it, so the slot goes
+// back whole when the last of them is dropped — to the pool if it still exists, else freed.
+struct Lease {
+  Slot slot;
+  std::weak_ptr<PoolState> pool;
+  ~Lease() {
+    if (auto state = pool.lock()) state->give_back(std::move(slot));
+  }
+};
+
+// What a pooled tensor holds instead of the pool's own storage: forwards to it, and its
+// destruction (with the last view or map) is what returns the slot.
+class PooledStorage final : public Storage {
+ public:
+  PooledStorage(std::shared_ptr<Lease> lease, Storage& inner) : lease_(std::move(lease)), inner_(inner) {
+    set_notes(inner.notes());
+  }
+  MemoryKind kind() const noexcept override { return inner_.kind(); }
+  std::size_t size() const noexcept override { return inner_.size(); }
+  Result<std::byte*> begin_access(CpuAccess access) override { return inner_.begin_access(access); }
+  void end_access(CpuAccess access) noexcept override { inner_.end_access(access); }
+  int fd() const noexcept override { return inner_.fd(); }
+
+ private:
+  std::shared_ptr<Lease> lease_;
+  Storage& inner_;
+};
+
+// Writes one byte per page so the first frame does not pay the page faults.
+Result<void> prefault(Storage& storage) {
+  MEMHAL_ASSIGN_OR_RETURN(std::byte * base, storage.begin_access(CpuAccess::Write));
+  for (std::size_t offset = 0; offset < storage.size(); offset += 4096) base[offset] = std::byte{0};
+  storage.end_access(CpuAccess::Write);
+  return {};
+}
+
+Result<Slot> allocate_slot(const Layout& layout, std::optional<MemoryKind> memory) {
+  const auto purpose = layout.pixel_format() ? AllocationPurpose::Image : AllocationPurpose::Tensor;
+  Slot slot{};
+  for (uint32_t i = 0; i < layout.buffer_count(); ++i) {
+    const auto kind = i == 0 ? memory : std::optional<MemoryKind>(slot[0]->kind());
+    MEMHAL_ASSIGN_OR_RETURN(slot[i], allocate(static_cast<std::size_t>(layout.byte_extent(i).end), kind, purpose));
+    MEMHAL_TRY(prefault(*slot[i]));
+  }
+  return slot;
+}
+
+}  // namespace
+}  // namespace detail
+
+TensorPool::TensorPool(std::shared_ptr<detail::PoolState> state) noexcept : state_(std::move(state)) {}
+TensorPool::TensorPool(TensorPool&&) noexcept = default;
+TensorPool& TensorPool::operator=(TensorPool&&) noexcept = default;
+TensorPool::~TensorPool() = default;
+
+Result<TensorPool> TensorPool::create(const Layout& layout, std::size_t count, std::optional<MemoryKind> memory) {
+  if (count == 0) return detail::fail(ErrorCode::InvalidArgument, "a tensor pool needs at least one tensor");
+  for (uint32_t i = 0; i < layout.buffer_count(); ++i) {
+    if (layout.byte_extent(i).begin < 0) {
+      return detail::fail(ErrorCode::InvalidArgument, "pool layout reaches before buffer ", i);
+    }
+  }
+  auto state = std::make_shared<detail::PoolState>(layout);
+  state->free.reserve(count);
+  for (std::size_t i = 0; i < count; ++i) {
+    // Later tensors are pinned to what the first got, so the whole pool is of one kind.
+    const auto kind = i == 0 ? memory : std::optional<MemoryKind>(state->memory);
+    MEMHAL_ASSIGN_OR_RETURN(detail::Slot slot, detail::allocate_slot(layout, kind));
+    state->memory = slot[0]->kind();
+    state->free.push_back(std::move(slot));
+  }
+  state->capacity = count;
+  return TensorPool(std::move(state));
+}
+
+Result<Tensor> TensorPool::acquire(std::chrono::nanoseconds timeout) {
+  if (!state_) return detail::fail(ErrorCode::InvalidArgument, "acquire from a moved-from tensor pool");
+  std::unique_lock lock(state_->mutex);
+  if (!state_->returned.wait_for(lock, timeout, [&] { return !state_->free.empty(); })) {
+    return detail::fail(
+        ErrorCode::Busy, "all ", state_->capacity, " tensors of the pool are out",
+        timeout.count() > 0 ? detail::cat(" after waiting ", timeout.count() / 1000, " us") : std::string());
+  }
+  auto lease = std::make_shared<detail::Lease>();
+  lease->slot = std::move(state_->free.back());
+  state_->free.pop_back();
+  lock.unlock();
+  lease->pool = state_;
+  detail::TensorAccess::Buffers buffers{};
+  for (std::size_t i = 0; i < buffers.size(); ++i) {
+    if (lease->slot[i]) buffers[i] = std::make_shared<detail::PooledStorage>(lease, *lease->slot[i]);
+  }
+  return detail::TensorAccess::make(state_->layout, std::move(buffers));
+}
+
+Result<Tensor> TensorPool::try_acquire() {
+  return acquire(std::chrono::nanoseconds(0));
+}
+
+std::size_t TensorPool::capacity() const noexcept {
+  return state_ ? state_->capacity : 0;
+}
+
+std::size_t TensorPool::available() const noexcept {
+  if (!state_) return 0;
+  std::lock_guard lock(state_->mutex);
+  return state_->free.size();
+}
+
+const Layout& TensorPool::layout() const noexcept {
+  return state_->layout;
+}
+
+MemoryKind TensorPool::memory() const noexcept {
+  return state_ ? state_->memory : MemoryKind::Mem;
+}
+
+}  // namespace memhal
