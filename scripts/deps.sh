@@ -6,6 +6,7 @@ set -euo pipefail
 packages=(
   build-essential cmake ninja-build pkg-config git   # toolchain
   libexpected-dev                                    # tl::expected (Result<T>)
+  zlib1g-dev                                         # CRC-32 of recordings
   libgtest-dev libgmock-dev                          # tests
   libbenchmark-dev                                   # bench/
   python3                                            # test scripts (JSON checks)

@@ -123,6 +123,11 @@ class MEMHAL_EXPORT Layout {
   /// subsampled formats need even `x`, `y`, and `w`, `h` unless they reach the edge).
   Result<Layout> crop(int64_t x, int64_t y, int64_t width, int64_t height) const;
 
+  /// This plain layout read as an image in `format`: interleaved formats need shape
+  /// `{h, w, bytes per pixel}` with the pixel's components adjacent, planar RGB `{c, h, w}`.
+  /// `InvalidArgument` otherwise, and for multi-plane YUV formats (see `image_planes`).
+  Result<Layout> with_pixel_format(PixelFormat format) const;
+
   /// The same layout, dense row-major, at offset 0 (planes packed one after another).
   Layout dense() const;
 

@@ -3,10 +3,12 @@
 #pragma once
 
 #include <memhal/dma_buf_source.hpp>
+#include <memhal/descriptor.hpp>
 #include <memhal/error.hpp>
 #include <memhal/layout.hpp>
 #include <memhal/memory.hpp>
 #include <memhal/pixel_format.hpp>
+#include <memhal/recording.hpp>
 #include <memhal/shared_fd.hpp>
 #include <memhal/tensor.hpp>
 #include <memhal/tensor_map.hpp>

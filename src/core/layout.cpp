@@ -468,6 +468,30 @@ Result<Layout> Layout::crop(int64_t x, int64_t y, int64_t width, int64_t height)
   return out;
 }
 
+Result<Layout> Layout::with_pixel_format(PixelFormat format) const {
+  auto info = pixel_format_info(format);
+  if (!info)
+    return detail::fail(ErrorCode::InvalidArgument, "pixel format code ", code(format), " is not a PixelFormat");
+  MEMHAL_TRY(check_not_multi_plane("with_pixel_format"));
+  if (info->yuv && info->planes > 1) {
+    return detail::fail(ErrorCode::InvalidArgument, to_string(format),
+                        " has several planes: describe it with Layout::image_planes");
+  }
+  const bool planar = channel_axis(format, 3) == 0;
+  const int64_t components = planar ? info->planes : info->plane_bytes_per_pixel[0];
+  const bool shaped = rank_ == 3 && shape_[planar ? 0 : 2] == components &&
+                      (planar || strides_[2] == static_cast<int64_t>(size_of(dtype_)));
+  const bool paired = !info->chroma_shift_x || (shape_[1] % 2 == 0);
+  if (!shaped || !paired) {
+    return detail::fail(ErrorCode::InvalidArgument, "shape ", shape_string(shape()), " with strides ",
+                        shape_string(strides()), " is not a ", to_string(format), " image (",
+                        planar ? "{c, h, w}" : "{h, w, c} with adjacent components", ")");
+  }
+  Layout out = *this;
+  out.format_ = format;
+  return out;
+}
+
 Layout Layout::dense() const {
   if (plane_count_ > 0) {
     Layout out = *this;

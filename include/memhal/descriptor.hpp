@@ -1,0 +1,95 @@
+/// @file
+/// `ipc::Descriptor`: a tensor's (or frame's) layout as a small, versioned binary record.
+///
+/// A descriptor is what travels beside a tensor's fds over a Unix socket, and what a recording
+/// stores in front of each payload. It keeps every vocabulary value as its raw code *and*, for
+/// the backing memory kind, its wire string: a reader built before a producer learned a new
+/// kind can still name it ("recorded as metalbuffer (code 9)") instead of calling the data
+/// corrupt. `decode` checks the structure (magic, version, lengths, limits); `layout` checks the
+/// meaning (known codes, sizes that do not overflow) and builds a `Layout`.
+///
+/// Wire format, version 1, all integers little-endian:
+/// ```
+/// u32 magic 'MHDS'  u16 version  u16 flags  u32 total_length
+/// u32 memory_code   u8 memory_name_length  memory_name
+/// u32 dtype_code    u32 pixel_format_code (0: none)  u32 compression_code  u64 drm_modifier
+/// u8 rank           i64 shape[rank]  i64 strides[rank]  i64 offset
+/// u8 plane_count    { u32 buffer  i64 offset  i64 pitch }[plane_count]
+/// u8 buffer_count   u64 buffer_size[buffer_count]
+/// flags bit 0 (frame timing): i64 pts_ns  i64 dts_ns  i64 duration_ns  u64 sequence
+/// u16 name_length   name
+/// ```
+/// Thread-safe as a value type.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memhal/error.hpp>
+#include <memhal/export.hpp>
+#include <memhal/layout.hpp>
+#include <memhal/vocabulary.hpp>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace memhal {
+class Tensor;
+}
+
+namespace memhal::ipc {
+
+inline constexpr uint16_t kDescriptorVersion = 1;
+inline constexpr std::size_t kMaxDescriptorName = 1024;  ///< longest tensor name carried, bytes
+
+/// Presentation timing of a frame (nanoseconds; `kNoTime` when unknown).
+struct FrameTiming {
+  static constexpr int64_t kNoTime = INT64_MIN;
+  int64_t pts_ns = kNoTime;
+  int64_t dts_ns = kNoTime;
+  int64_t duration_ns = kNoTime;
+  uint64_t sequence = 0;
+  friend bool operator==(const FrameTiming&, const FrameTiming&) = default;
+};
+
+struct MEMHAL_EXPORT Descriptor {
+  uint32_t memory_code = 0;        ///< `MemoryKind` code of the original backing
+  std::string memory_name;         ///< its wire string (kept for codes this build does not know)
+  uint32_t dtype_code = 0;         ///< `DType` code
+  uint32_t pixel_format_code = 0;  ///< `PixelFormat` code; 0 when the tensor is not an image
+  uint32_t compression_code = 0;   ///< `Compression` code
+  uint64_t drm_modifier = 0;       ///< DRM format modifier (0 = linear)
+  std::vector<int64_t> shape;
+  std::vector<int64_t> strides;        ///< signed byte strides
+  int64_t offset = 0;                  ///< byte offset of element 0 in buffer 0
+  std::vector<PlaneLayout> planes;     ///< buffer/offset/pitch of each plane (multi-plane images)
+  std::vector<uint64_t> buffer_sizes;  ///< bytes of each buffer (fd) that goes with it
+  std::optional<FrameTiming> timing;   ///< set for frames
+  std::string name;
+
+  /// The descriptor of `tensor`: its layout, its memory kind and the sizes of its buffers.
+  static Result<Descriptor> from_tensor(const Tensor& tensor);
+
+  /// The memory kind, when this build knows the code.
+  std::optional<MemoryKind> memory() const noexcept { return from_code<MemoryKind>(memory_code); }
+  /// "dmabuf", or "<name> (code N, unknown to this build)".
+  std::string memory_description() const;
+
+  /// The layout described. `NotImplemented` for a dtype or pixel format this build does not
+  /// know (named by code); `InvalidArgument` for a shape, stride or plane that is not valid.
+  Result<Layout> layout() const;
+
+  /// The wire bytes. Fails only with `InvalidArgument` for more dimensions, planes or buffers
+  /// than the format carries, or a name longer than `kMaxDescriptorName`.
+  Result<std::vector<std::byte>> encode() const;
+
+  /// Parses wire bytes. `Corrupt` for a wrong magic, a length that does not match, a field
+  /// past the end or beyond its limit; `Protocol` for a newer version than this build reads.
+  static Result<Descriptor> decode(std::span<const std::byte> bytes);
+
+  friend bool operator==(const Descriptor& a, const Descriptor& b);
+};
+
+MEMHAL_EXPORT bool operator==(const Descriptor& a, const Descriptor& b);
+
+}  // namespace memhal::ipc

@@ -1,0 +1,199 @@
+#include <memhal/descriptor.hpp>
+#include <memhal/pixel_format.hpp>
+#include <memhal/tensor.hpp>
+
+#include "core/strings.hpp"
+#include "ipc/wire.hpp"
+#include "tensor/tensor_access.hpp"
+
+namespace memhal::ipc {
+namespace {
+
+constexpr uint32_t kMagic = 0x5344484d;  // "MHDS" in file order
+constexpr uint16_t kFlagTiming = 1;
+constexpr uint16_t kKnownFlags = kFlagTiming;
+
+}  // namespace
+
+Result<Descriptor> Descriptor::from_tensor(const Tensor& tensor) {
+  const Layout& layout = tensor.layout();
+  Descriptor out;
+  out.memory_code = code(tensor.memory());
+  out.memory_name = std::string(to_string(tensor.memory()));
+  out.dtype_code = code(layout.dtype());
+  out.pixel_format_code = layout.pixel_format() ? code(*layout.pixel_format()) : 0;
+  out.compression_code = code(Compression::None);
+  out.shape.assign(layout.shape().begin(), layout.shape().end());
+  out.strides.assign(layout.strides().begin(), layout.strides().end());
+  out.offset = layout.offset();
+  out.planes.assign(layout.planes().begin(), layout.planes().end());
+  const auto& buffers = detail::TensorAccess::buffers(tensor);
+  for (uint32_t i = 0; i < layout.buffer_count(); ++i) out.buffer_sizes.push_back(buffers[i]->size());
+  out.name = layout.name();
+  return out;
+}
+
+std::string Descriptor::memory_description() const {
+  if (memory()) return memory_name;
+  return detail::cat(memory_name.empty() ? "?" : memory_name, " (code ", memory_code, ", unknown to this build)");
+}
+
+Result<Layout> Descriptor::layout() const {
+  auto dtype = from_code<DType>(dtype_code);
+  if (!dtype) return detail::fail(ErrorCode::NotImplemented, "dtype code ", dtype_code, " is unknown to this build");
+  std::optional<PixelFormat> format;
+  if (pixel_format_code != 0) {
+    format = from_code<PixelFormat>(pixel_format_code);
+    if (!format) {
+      return detail::fail(ErrorCode::NotImplemented, "pixel format code ", pixel_format_code,
+                          " is unknown to this build");
+    }
+  }
+  if (!planes.empty()) {
+    if (!format || shape.size() != 2) {
+      return detail::fail(ErrorCode::InvalidArgument, "descriptor has ", planes.size(),
+                          " planes but is not a {h, w} multi-plane image");
+    }
+    MEMHAL_ASSIGN_OR_RETURN(Layout layout, Layout::image_planes(shape[1], shape[0], *format, planes, *dtype));
+    layout.set_name(name);
+    return layout;
+  }
+  MEMHAL_ASSIGN_OR_RETURN(Layout layout, Layout::strided(shape, strides, offset, *dtype));
+  if (format) {
+    MEMHAL_ASSIGN_OR_RETURN(layout, layout.with_pixel_format(*format));
+  }
+  layout.set_name(name);
+  return layout;
+}
+
+Result<std::vector<std::byte>> Descriptor::encode() const {
+  if (shape.size() != strides.size() || shape.size() > kMaxRank) {
+    return detail::fail(ErrorCode::InvalidArgument, "descriptor with ", shape.size(), " dimensions and ",
+                        strides.size(), " strides (at most ", kMaxRank, ")");
+  }
+  if (planes.size() > kMaxPlanes || buffer_sizes.size() > kMaxPlanes) {
+    return detail::fail(ErrorCode::InvalidArgument, "descriptor with ", planes.size(), " planes and ",
+                        buffer_sizes.size(), " buffers (at most ", kMaxPlanes, ")");
+  }
+  if (name.size() > kMaxDescriptorName || memory_name.size() > 255) {
+    return detail::fail(ErrorCode::InvalidArgument, "descriptor name of ", name.size(), " bytes (at most ",
+                        kMaxDescriptorName, ")");
+  }
+  detail::WireWriter out;
+  out.put(kMagic);
+  out.put(kDescriptorVersion);
+  out.put(static_cast<uint16_t>(timing ? kFlagTiming : 0));
+  out.put(uint32_t{0});  // total length, patched below
+  out.put(memory_code);
+  out.put(static_cast<uint8_t>(memory_name.size()));
+  out.put_string(memory_name);
+  out.put(dtype_code);
+  out.put(pixel_format_code);
+  out.put(compression_code);
+  out.put(drm_modifier);
+  out.put(static_cast<uint8_t>(shape.size()));
+  for (int64_t d : shape) out.put(d);
+  for (int64_t s : strides) out.put(s);
+  out.put(offset);
+  out.put(static_cast<uint8_t>(planes.size()));
+  for (const PlaneLayout& plane : planes) {
+    out.put(plane.buffer);
+    out.put(plane.offset);
+    out.put(plane.pitch);
+  }
+  out.put(static_cast<uint8_t>(buffer_sizes.size()));
+  for (uint64_t size : buffer_sizes) out.put(size);
+  if (timing) {
+    out.put(timing->pts_ns);
+    out.put(timing->dts_ns);
+    out.put(timing->duration_ns);
+    out.put(timing->sequence);
+  }
+  out.put(static_cast<uint16_t>(name.size()));
+  out.put_string(name);
+  out.patch_u32(8, static_cast<uint32_t>(out.size()));
+  return out.take();
+}
+
+Result<Descriptor> Descriptor::decode(std::span<const std::byte> bytes) {
+  detail::WireReader in(bytes);
+  auto truncated = [&](const char* field) {
+    return detail::fail(ErrorCode::Corrupt, "descriptor of ", bytes.size(), " bytes ends inside ", field);
+  };
+  uint32_t magic = 0, total = 0;
+  uint16_t version = 0, flags = 0;
+  if (!in.get(magic) || !in.get(version) || !in.get(flags) || !in.get(total)) return truncated("its header");
+  if (magic != kMagic) return detail::fail(ErrorCode::Corrupt, "not a memhal descriptor (magic ", magic, ")");
+  if (version > kDescriptorVersion) {
+    return detail::fail(ErrorCode::Protocol, "descriptor version ", version, " is newer than this build reads (",
+                        kDescriptorVersion, ")");
+  }
+  if (version == 0) return detail::fail(ErrorCode::Corrupt, "descriptor version 0");
+  if ((flags & ~kKnownFlags) != 0) return detail::fail(ErrorCode::Corrupt, "descriptor flags ", flags, " unknown");
+  if (total != bytes.size()) {
+    return detail::fail(ErrorCode::Corrupt, "descriptor says ", total, " bytes, got ", bytes.size());
+  }
+  Descriptor out;
+  uint8_t length8 = 0;
+  if (!in.get(out.memory_code) || !in.get(length8) || !in.get_string(length8, out.memory_name)) {
+    return truncated("the memory kind");
+  }
+  if (!in.get(out.dtype_code) || !in.get(out.pixel_format_code) || !in.get(out.compression_code) ||
+      !in.get(out.drm_modifier)) {
+    return truncated("the codes");
+  }
+  uint8_t rank = 0;
+  if (!in.get(rank)) return truncated("the rank");
+  if (rank > kMaxRank) return detail::fail(ErrorCode::Corrupt, "descriptor rank ", int(rank), " > ", kMaxRank);
+  out.shape.resize(rank);
+  out.strides.resize(rank);
+  for (auto& d : out.shape) {
+    if (!in.get(d)) return truncated("the shape");
+  }
+  for (auto& s : out.strides) {
+    if (!in.get(s)) return truncated("the strides");
+  }
+  if (!in.get(out.offset)) return truncated("the offset");
+  uint8_t count = 0;
+  if (!in.get(count)) return truncated("the plane count");
+  if (count > kMaxPlanes) return detail::fail(ErrorCode::Corrupt, "descriptor has ", int(count), " planes");
+  out.planes.resize(count);
+  for (auto& plane : out.planes) {
+    if (!in.get(plane.buffer) || !in.get(plane.offset) || !in.get(plane.pitch)) return truncated("a plane");
+  }
+  if (!in.get(count)) return truncated("the buffer count");
+  if (count > kMaxPlanes) return detail::fail(ErrorCode::Corrupt, "descriptor has ", int(count), " buffers");
+  out.buffer_sizes.resize(count);
+  for (auto& size : out.buffer_sizes) {
+    if (!in.get(size)) return truncated("the buffer sizes");
+  }
+  if (flags & kFlagTiming) {
+    FrameTiming timing;
+    if (!in.get(timing.pts_ns) || !in.get(timing.dts_ns) || !in.get(timing.duration_ns) || !in.get(timing.sequence)) {
+      return truncated("the frame timing");
+    }
+    out.timing = timing;
+  }
+  uint16_t name_length = 0;
+  if (!in.get(name_length) || !in.get_string(name_length, out.name)) return truncated("the name");
+  if (out.name.size() > kMaxDescriptorName) {
+    return detail::fail(ErrorCode::Corrupt, "descriptor name of ", out.name.size(), " bytes");
+  }
+  if (in.remaining() != 0) return detail::fail(ErrorCode::Corrupt, "descriptor has ", in.remaining(), " stray bytes");
+  return out;
+}
+
+bool operator==(const Descriptor& a, const Descriptor& b) {
+  auto same_planes = [](const std::vector<PlaneLayout>& x, const std::vector<PlaneLayout>& y) {
+    return std::equal(x.begin(), x.end(), y.begin(), y.end(), [](const PlaneLayout& p, const PlaneLayout& q) {
+      return p.buffer == q.buffer && p.offset == q.offset && p.pitch == q.pitch;
+    });
+  };
+  return a.memory_code == b.memory_code && a.memory_name == b.memory_name && a.dtype_code == b.dtype_code &&
+         a.pixel_format_code == b.pixel_format_code && a.compression_code == b.compression_code &&
+         a.drm_modifier == b.drm_modifier && a.shape == b.shape && a.strides == b.strides && a.offset == b.offset &&
+         same_planes(a.planes, b.planes) && a.buffer_sizes == b.buffer_sizes && a.timing == b.timing &&
+         a.name == b.name;
+}
+
+}  // namespace memhal::ipc

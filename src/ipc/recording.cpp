@@ -1,0 +1,226 @@
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include <array>
+#include <cstring>
+#include <memhal/memory.hpp>
+#include <memhal/recording.hpp>
+
+#include "core/strings.hpp"
+#include "ipc/wire.hpp"
+#include "storage/allocator.hpp"
+#include "tensor/tensor_access.hpp"
+
+namespace memhal {
+namespace {
+
+constexpr std::array<unsigned char, 8> kFileMagic{'M', 'H', 'R', 'E', 'C', '\r', '\n', 0x1a};
+constexpr uint32_t kHeaderLength = 16;
+constexpr uint32_t kRecordMagic = 0x5252484d;  // "MHRR" in file order
+constexpr uint32_t kRecordHeaderLength = 28;
+constexpr uint32_t kFlagPayload = 1;
+constexpr uint32_t kMaxDescriptorBytes = 64 * 1024;
+
+uint32_t crc_update(uint32_t crc, std::span<const std::byte> bytes) {
+  // zlib's crc32 takes a uInt length: feed large payloads in pieces.
+  while (!bytes.empty()) {
+    const std::size_t piece = std::min<std::size_t>(bytes.size(), 1u << 30);
+    crc = static_cast<uint32_t>(::crc32(crc, reinterpret_cast<const Bytef*>(bytes.data()), static_cast<uInt>(piece)));
+    bytes = bytes.subspan(piece);
+  }
+  return crc;
+}
+
+Result<void> write_all(int fd, std::span<const std::byte> bytes, const std::string& path) {
+  while (!bytes.empty()) {
+    const ssize_t n = ::write(fd, bytes.data(), bytes.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return detail::fail_errno(detail::code_for_errno(errno), errno, "write to ", path);
+    bytes = bytes.subspan(static_cast<std::size_t>(n));
+  }
+  return {};
+}
+
+// Reads exactly bytes.size() bytes at `offset`; false when the file ends first.
+Result<bool> read_exact(int fd, int64_t offset, std::span<std::byte> bytes, const std::string& path) {
+  std::size_t done = 0;
+  while (done < bytes.size()) {
+    const ssize_t n = ::pread(fd, bytes.data() + done, bytes.size() - done, offset + static_cast<int64_t>(done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return detail::fail_errno(ErrorCode::Io, errno, "read of ", path);
+    if (n == 0) return false;
+    done += static_cast<std::size_t>(n);
+  }
+  return true;
+}
+
+Result<UniqueFd> open_file(const std::string& path, int flags) {
+  UniqueFd fd(::open(path.c_str(), flags | O_CLOEXEC, 0644));
+  if (!fd.valid()) return detail::fail_errno(detail::code_for_errno(errno), errno, "open of ", path);
+  return fd;
+}
+
+}  // namespace
+
+Result<Recorder> Recorder::create(const std::string& path) {
+  MEMHAL_ASSIGN_OR_RETURN(UniqueFd fd, open_file(path, O_WRONLY | O_CREAT | O_TRUNC));
+  detail::WireWriter header;
+  for (unsigned char c : kFileMagic) header.put(c);
+  header.put(kRecordingVersion);
+  header.put(kHeaderLength);
+  MEMHAL_TRY(write_all(fd.get(), header.take(), path));
+  return Recorder(std::move(fd), path);
+}
+
+Result<void> Recorder::write(const Tensor& tensor, int64_t timestamp_ns) {
+  MEMHAL_ASSIGN_OR_RETURN(ipc::Descriptor original, ipc::Descriptor::from_tensor(tensor));
+  auto readable = tensor.map(CpuAccess::Read);
+  if (!readable) {
+    if (readable.error().code() != ErrorCode::NotHostAddressable) return unexpected(std::move(readable).error());
+    return append(original, std::nullopt, timestamp_ns);
+  }
+  // Store the bytes densely: the record describes the dense copy, backed by the original kind.
+  Tensor dense = tensor;
+  if (!tensor.is_contiguous() || tensor.layout().offset() != 0 || tensor.layout().is_multi_plane()) {
+    MEMHAL_ASSIGN_OR_RETURN(dense, tensor.materialize(MemoryKind::Mem));
+  }
+  MEMHAL_ASSIGN_OR_RETURN(ipc::Descriptor descriptor, ipc::Descriptor::from_tensor(dense));
+  descriptor.memory_code = original.memory_code;
+  descriptor.memory_name = original.memory_name;
+  const auto bytes = static_cast<std::size_t>(dense.layout().byte_extent(0).end);
+  descriptor.buffer_sizes = {bytes};
+  MEMHAL_ASSIGN_OR_RETURN(TensorMap map, dense.map(CpuAccess::Read));
+  const std::byte* base = dense.layout().is_multi_plane() ? map.plane(0) : map.data();
+  return append(descriptor, std::span<const std::byte>(base, bytes), timestamp_ns);
+}
+
+Result<void> Recorder::append(const ipc::Descriptor& descriptor, std::optional<std::span<const std::byte>> payload,
+                              int64_t timestamp_ns) {
+  MEMHAL_ASSIGN_OR_RETURN(std::vector<std::byte> encoded, descriptor.encode());
+  const std::span<const std::byte> body = payload.value_or(std::span<const std::byte>{});
+  detail::WireWriter header;
+  header.put(kRecordMagic);
+  header.put(static_cast<uint32_t>(encoded.size()));
+  header.put(static_cast<uint64_t>(body.size()));
+  header.put(timestamp_ns);
+  header.put(payload ? kFlagPayload : uint32_t{0});
+  std::vector<std::byte> head = header.take();
+  uint32_t crc = crc_update(crc_update(crc_update(0, head), encoded), body);
+  detail::WireWriter trailer;
+  trailer.put(crc);
+  MEMHAL_TRY(write_all(fd_.get(), head, path_));
+  MEMHAL_TRY(write_all(fd_.get(), encoded, path_));
+  MEMHAL_TRY(write_all(fd_.get(), body, path_));
+  MEMHAL_TRY(write_all(fd_.get(), trailer.take(), path_));
+  ++records_;
+  return {};
+}
+
+Result<Replayer> Replayer::open(const std::string& path) {
+  MEMHAL_ASSIGN_OR_RETURN(UniqueFd fd, open_file(path, O_RDONLY));
+  struct stat info {};
+  if (::fstat(fd.get(), &info) != 0) return detail::fail_errno(ErrorCode::Io, errno, "stat of ", path);
+  std::array<std::byte, kHeaderLength> header{};
+  MEMHAL_ASSIGN_OR_RETURN(bool complete, read_exact(fd.get(), 0, header, path));
+  if (!complete || std::memcmp(header.data(), kFileMagic.data(), kFileMagic.size()) != 0) {
+    return detail::fail(ErrorCode::Corrupt, path, " is not a memhal recording (no MHREC header)");
+  }
+  detail::WireReader in(std::span<const std::byte>(header).subspan(kFileMagic.size()));
+  uint32_t version = 0, length = 0;
+  in.get(version);
+  in.get(length);
+  if (version > kRecordingVersion) {
+    return detail::fail(ErrorCode::Protocol, path, " is a version ", version, " recording; this build reads up to ",
+                        kRecordingVersion);
+  }
+  if (version == 0 || length < kHeaderLength || length > info.st_size) {
+    return detail::fail(ErrorCode::Corrupt, path, ": bad header (version ", version, ", length ", length, ")");
+  }
+  Replayer replayer(std::move(fd), path, info.st_size);
+  replayer.position_ = length;
+  return replayer;
+}
+
+Result<std::optional<Record>> Replayer::next() {
+  if (done_ || position_ == size_) return std::optional<Record>();
+  const int64_t start = position_;
+  auto damaged = [&](auto... why) -> Result<std::optional<Record>> {
+    done_ = true;
+    return detail::fail(ErrorCode::Corrupt, path_, ": record ", index_, " at byte ", start, " is damaged: ", why...);
+  };
+  std::array<std::byte, kRecordHeaderLength> head{};
+  MEMHAL_ASSIGN_OR_RETURN(bool complete, read_exact(fd_.get(), start, head, path_));
+  if (!complete) return damaged("the file ends inside its header");
+  detail::WireReader in(head);
+  uint32_t magic = 0, descriptor_length = 0, flags = 0;
+  uint64_t payload_length = 0;
+  Record record;
+  in.get(magic);
+  in.get(descriptor_length);
+  in.get(payload_length);
+  in.get(record.timestamp_ns);
+  in.get(flags);
+  if (magic != kRecordMagic) return damaged("no record magic");
+  const uint64_t left = static_cast<uint64_t>(size_ - start) - kRecordHeaderLength;
+  if (descriptor_length > kMaxDescriptorBytes || descriptor_length > left || payload_length > left ||
+      descriptor_length + payload_length + 4 > left) {
+    return damaged("it claims ", descriptor_length, " + ", payload_length, " bytes; the file has ", left, " left");
+  }
+  std::vector<std::byte> encoded(descriptor_length);
+  record.payload.resize(payload_length);
+  std::array<std::byte, 4> trailer{};
+  const int64_t body = start + kRecordHeaderLength;
+  MEMHAL_ASSIGN_OR_RETURN(bool got_descriptor, read_exact(fd_.get(), body, encoded, path_));
+  MEMHAL_ASSIGN_OR_RETURN(bool got_payload, read_exact(fd_.get(), body + descriptor_length, record.payload, path_));
+  MEMHAL_ASSIGN_OR_RETURN(
+      bool got_trailer,
+      read_exact(fd_.get(), body + descriptor_length + static_cast<int64_t>(payload_length), trailer, path_));
+  if (!got_descriptor || !got_payload || !got_trailer) return damaged("the file ends inside it");
+  const uint32_t crc = crc_update(crc_update(crc_update(0, head), encoded), record.payload);
+  uint32_t stored = 0;
+  detail::WireReader(trailer).get(stored);
+  if (crc != stored) return damaged("checksum mismatch");
+  auto descriptor = ipc::Descriptor::decode(encoded);
+  if (!descriptor) return damaged(descriptor.error().message());
+  record.descriptor = std::move(*descriptor);
+  record.has_payload = (flags & kFlagPayload) != 0;
+  record.index = index_++;
+  position_ = body + descriptor_length + static_cast<int64_t>(payload_length) + 4;
+  return std::optional<Record>(std::move(record));
+}
+
+Result<Tensor> Record::materialize(std::optional<MemoryKind> memory) const {
+  const std::string recorded = descriptor.memory_description();
+  if (!has_payload) {
+    return detail::fail(ErrorCode::Unavailable, "record ", index, ": recorded as ", recorded,
+                        " without bytes: cannot materialise here");
+  }
+  MEMHAL_ASSIGN_OR_RETURN(Layout layout, descriptor.layout());
+  const int64_t needed = layout.byte_extent(0).end;
+  if (layout.buffer_count() != 1 || needed != static_cast<int64_t>(payload.size())) {
+    return detail::fail(ErrorCode::Corrupt, "record ", index, ": layout needs ", needed, " bytes in one buffer, the ",
+                        "payload has ", payload.size());
+  }
+  const auto original = descriptor.memory();
+  if (!memory && original && is_available(*original)) memory = original;
+  const auto purpose = layout.pixel_format() ? detail::AllocationPurpose::Image : detail::AllocationPurpose::Tensor;
+  MEMHAL_ASSIGN_OR_RETURN(auto storage, detail::allocate(payload.size(), memory, purpose));
+  if (storage->kind() != original) {
+    storage->set_notes(detail::cat("recorded as ", recorded, "; materialised as ", to_string(storage->kind()),
+                                   storage->notes().empty() ? "" : " (", storage->notes(),
+                                   storage->notes().empty() ? "" : ")"));
+  }
+  {
+    MEMHAL_ASSIGN_OR_RETURN(std::byte * base, storage->begin_access(CpuAccess::Write));
+    std::memcpy(base, payload.data(), payload.size());
+    storage->end_access(CpuAccess::Write);
+  }
+  detail::TensorAccess::Buffers buffers{};
+  buffers[0] = std::move(storage);
+  MEMHAL_TRY(detail::check_layout_fits(layout, buffers));
+  return detail::TensorAccess::make(std::move(layout), std::move(buffers));
+}
+
+}  // namespace memhal

@@ -1,0 +1,130 @@
+#include <memhal/descriptor.hpp>
+#include <memhal/tensor.hpp>
+#include <random>
+
+#include "test_support.hpp"
+
+namespace memhal::ipc {
+namespace {
+
+Descriptor random_descriptor(std::mt19937_64& rng) {
+  Descriptor d;
+  d.memory_code = static_cast<uint32_t>(rng() % 8);  // includes codes unknown to this build
+  d.memory_name = std::string(rng() % 12, 'k');
+  d.dtype_code = static_cast<uint32_t>(rng() % 14);
+  d.pixel_format_code = static_cast<uint32_t>(rng() % 17);
+  d.compression_code = static_cast<uint32_t>(rng() % 7);
+  d.drm_modifier = rng();
+  const std::size_t rank = rng() % (kMaxRank + 1);
+  for (std::size_t i = 0; i < rank; ++i) {
+    d.shape.push_back(static_cast<int64_t>(rng() % 5000));
+    d.strides.push_back(static_cast<int64_t>(rng()) >> (rng() % 63));
+  }
+  d.offset = static_cast<int64_t>(rng() >> 1);
+  for (std::size_t i = rng() % (kMaxPlanes + 1); i > 0; --i) {
+    d.planes.push_back({static_cast<uint32_t>(rng() % 4), static_cast<int64_t>(rng() % 100000),
+                        static_cast<int64_t>(rng() % 10000), 0, 0, 0});
+  }
+  for (std::size_t i = rng() % (kMaxPlanes + 1); i > 0; --i) d.buffer_sizes.push_back(rng());
+  if (rng() % 2) d.timing = FrameTiming{static_cast<int64_t>(rng()), FrameTiming::kNoTime, 33'333'333, rng()};
+  d.name = std::string(rng() % 40, 'n');
+  return d;
+}
+
+TEST(Descriptor, EncodeThenDecodeGivesAnEqualDescriptor) {
+  std::mt19937_64 rng(6);
+  for (int trial = 0; trial < 20000; ++trial) {
+    const Descriptor original = random_descriptor(rng);
+    ASSERT_OK_AND_ASSIGN(auto bytes, original.encode());
+    ASSERT_OK_AND_ASSIGN(Descriptor decoded, Descriptor::decode(bytes));
+    ASSERT_TRUE(decoded == original) << "trial " << trial;
+  }
+}
+
+TEST(Descriptor, EveryTruncationIsCorrupt) {
+  std::mt19937_64 rng(7);
+  const Descriptor original = random_descriptor(rng);
+  ASSERT_OK_AND_ASSIGN(auto bytes, original.encode());
+  for (std::size_t length = 0; length < bytes.size(); ++length) {
+    SCOPED_TRACE(length);
+    EXPECT_ERROR(ErrorCode::Corrupt, Descriptor::decode(std::span(bytes).first(length)));
+  }
+  bytes.push_back(std::byte{0});
+  EXPECT_ERROR(ErrorCode::Corrupt, Descriptor::decode(bytes));
+}
+
+TEST(Descriptor, NewerVersionIsAProtocolErrorAndBadMagicIsCorrupt) {
+  Descriptor d;
+  ASSERT_OK_AND_ASSIGN(auto bytes, d.encode());
+  auto newer = bytes;
+  newer[4] = std::byte{2};
+  auto result = Descriptor::decode(newer);
+  EXPECT_ERROR(ErrorCode::Protocol, result);
+  EXPECT_NE(result.error().message().find("version 2"), std::string::npos);
+  auto bad = bytes;
+  bad[0] = std::byte{'X'};
+  EXPECT_ERROR(ErrorCode::Corrupt, Descriptor::decode(bad));
+}
+
+TEST(Descriptor, LimitsAreEnforcedOnBothSides) {
+  Descriptor d;
+  d.shape.assign(kMaxRank + 1, 1);
+  d.strides.assign(kMaxRank + 1, 1);
+  EXPECT_ERROR(ErrorCode::InvalidArgument, d.encode());
+  d.shape = {1};
+  d.strides = {1, 2};
+  EXPECT_ERROR(ErrorCode::InvalidArgument, d.encode());
+  d.strides = {1};
+  d.name.assign(kMaxDescriptorName + 1, 'x');
+  EXPECT_ERROR(ErrorCode::InvalidArgument, d.encode());
+}
+
+TEST(Descriptor, FromTensorRoundTripsTheLayout) {
+  ASSERT_OK_AND_ASSIGN(Tensor image, Tensor::image(64, 32, PixelFormat::Nv12, MemoryKind::Mem));
+  ASSERT_OK_AND_ASSIGN(Tensor crop, image.crop(8, 4, 16, 8));
+  ASSERT_OK_AND_ASSIGN(Descriptor d, Descriptor::from_tensor(crop));
+  EXPECT_EQ(d.memory_name, "mem");
+  EXPECT_EQ(d.pixel_format_code, code(PixelFormat::Nv12));
+  ASSERT_OK_AND_ASSIGN(auto bytes, d.encode());
+  ASSERT_OK_AND_ASSIGN(Descriptor decoded, Descriptor::decode(bytes));
+  ASSERT_OK_AND_ASSIGN(Layout layout, decoded.layout());
+  EXPECT_TRUE(layout == crop.layout());
+
+  ASSERT_OK_AND_ASSIGN(Tensor rgb, Tensor::image(10, 6, PixelFormat::Rgb, MemoryKind::Mem));
+  ASSERT_OK_AND_ASSIGN(Tensor flipped, rgb.flip(1));
+  ASSERT_OK_AND_ASSIGN(Descriptor rgb_d, Descriptor::from_tensor(flipped));
+  ASSERT_OK_AND_ASSIGN(Layout rgb_layout, rgb_d.layout());
+  EXPECT_TRUE(rgb_layout == flipped.layout());
+}
+
+TEST(Descriptor, UnknownCodesAreNamedNotGuessed) {
+  Descriptor d;
+  d.memory_code = 42;
+  d.memory_name = "metalbuffer";
+  d.dtype_code = 99;
+  d.shape = {4};
+  d.strides = {1};
+  EXPECT_EQ(d.memory(), std::nullopt);
+  EXPECT_EQ(d.memory_description(), "metalbuffer (code 42, unknown to this build)");
+  auto layout = d.layout();
+  EXPECT_ERROR(ErrorCode::NotImplemented, layout);
+  EXPECT_NE(layout.error().message().find("99"), std::string::npos);
+  d.dtype_code = code(DType::U8);
+  d.pixel_format_code = 77;
+  EXPECT_ERROR(ErrorCode::NotImplemented, d.layout());
+}
+
+TEST(Descriptor, InvalidLayoutsAreRefusedWhenBuilt) {
+  Descriptor d;
+  d.dtype_code = code(DType::U8);
+  d.shape = {-3};
+  d.strides = {1};
+  EXPECT_ERROR(ErrorCode::InvalidArgument, d.layout());
+  d.shape = {4, 4};
+  d.strides = {4, 1};
+  d.pixel_format_code = code(PixelFormat::Rgb);  // {4, 4} is not an rgb image
+  EXPECT_ERROR(ErrorCode::InvalidArgument, d.layout());
+}
+
+}  // namespace
+}  // namespace memhal::ipc

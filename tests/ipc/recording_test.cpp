@@ -1,0 +1,198 @@
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <memhal/recording.hpp>
+#include <numeric>
+#include <vector>
+
+#include "test_support.hpp"
+
+namespace memhal {
+namespace {
+
+class RecordingTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char name[] = "/tmp/memhal_recording_XXXXXX";
+    const int fd = ::mkstemp(name);
+    ASSERT_GE(fd, 0);
+    ::close(fd);
+    path_ = name;
+  }
+  void TearDown() override { std::remove(path_.c_str()); }
+
+  std::vector<char> file_bytes() const {
+    std::ifstream in(path_, std::ios::binary);
+    return {std::istreambuf_iterator<char>(in), {}};
+  }
+  void write_file(const std::vector<char>& bytes) const {
+    std::ofstream out(path_, std::ios::binary | std::ios::trunc);
+    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  }
+
+  std::string path_;
+};
+
+Tensor counting_tensor(std::initializer_list<int64_t> shape, uint8_t start) {
+  auto tensor = *Tensor::create(shape, DType::U8, MemoryKind::Mem, "counting");
+  auto map = tensor.map(CpuAccess::Write);
+  auto bytes = *map->span<uint8_t>();
+  std::iota(bytes.begin(), bytes.end(), start);
+  return tensor;
+}
+
+std::vector<uint8_t> contents(const Tensor& tensor) {
+  auto dense = *tensor.materialize(MemoryKind::Mem);
+  auto map = dense.map(CpuAccess::Read);
+  auto bytes = *map->span<const uint8_t>();
+  return {bytes.begin(), bytes.end()};
+}
+
+TEST_F(RecordingTest, TensorsComeBackWithTheirBytesAndNames) {
+  {
+    ASSERT_OK_AND_ASSIGN(Recorder recorder, Recorder::create(path_));
+    ASSERT_OK(recorder.write(counting_tensor({4, 6}, 0), 1000));
+    Tensor base = counting_tensor({3, 5}, 100);
+    ASSERT_OK(recorder.write(*base.flip(1), 2000));  // strided views are stored densely
+    EXPECT_EQ(recorder.records_written(), 2u);
+  }
+  ASSERT_OK_AND_ASSIGN(Replayer replayer, Replayer::open(path_));
+  ASSERT_OK_AND_ASSIGN(auto first, replayer.next());
+  ASSERT_TRUE(first.has_value());
+  EXPECT_EQ(first->index, 0u);
+  EXPECT_EQ(first->timestamp_ns, 1000);
+  EXPECT_EQ(first->descriptor.memory_name, "mem");
+  EXPECT_EQ(first->descriptor.name, "counting");
+  ASSERT_OK_AND_ASSIGN(Tensor a, first->materialize());
+  EXPECT_EQ(contents(a), contents(counting_tensor({4, 6}, 0)));
+  ASSERT_OK_AND_ASSIGN(auto second, replayer.next());
+  ASSERT_TRUE(second.has_value());
+  ASSERT_OK_AND_ASSIGN(Tensor b, second->materialize());
+  EXPECT_EQ(contents(b), contents(*counting_tensor({3, 5}, 100).flip(1)));
+  ASSERT_OK_AND_ASSIGN(auto end, replayer.next());
+  EXPECT_FALSE(end.has_value());
+}
+
+TEST_F(RecordingTest, MultiPlaneImagesRoundTrip) {
+  ASSERT_OK_AND_ASSIGN(Tensor nv12, Tensor::image(16, 8, PixelFormat::Nv12, MemoryKind::Mem));
+  {
+    ASSERT_OK_AND_ASSIGN(TensorMap map, nv12.map(CpuAccess::Write));
+    for (int i = 0; i < 64 * 8; ++i) map.plane(0)[i] = std::byte(i);
+    for (int i = 0; i < 64 * 4; ++i) map.plane(1)[i] = std::byte(255 - i);
+  }
+  {
+    ASSERT_OK_AND_ASSIGN(Recorder recorder, Recorder::create(path_));
+    ASSERT_OK(recorder.write(nv12, 5));
+  }
+  ASSERT_OK_AND_ASSIGN(Replayer replayer, Replayer::open(path_));
+  ASSERT_OK_AND_ASSIGN(auto record, replayer.next());
+  ASSERT_OK_AND_ASSIGN(Tensor back, record->materialize());
+  EXPECT_EQ(back.pixel_format(), PixelFormat::Nv12);
+  ASSERT_OK_AND_ASSIGN(TensorMap a, nv12.map(CpuAccess::Read));
+  ASSERT_OK_AND_ASSIGN(TensorMap b, back.map(CpuAccess::Read));
+  for (int row = 0; row < 8; ++row) EXPECT_EQ(std::memcmp(a.plane(0) + row * 64, b.plane(0) + row * 16, 16), 0);
+  for (int row = 0; row < 4; ++row) EXPECT_EQ(std::memcmp(a.plane(1) + row * 64, b.plane(1) + row * 16, 16), 0);
+}
+
+TEST_F(RecordingTest, DeviceMemoryWithoutBytesExplainsWhyItCannotMaterialise) {
+  {
+    ASSERT_OK_AND_ASSIGN(Recorder recorder, Recorder::create(path_));
+    ipc::Descriptor cuda;
+    cuda.memory_code = code(MemoryKind::Cuda);
+    cuda.memory_name = "cuda";
+    cuda.dtype_code = code(DType::F32);
+    cuda.shape = {1, 3, 4, 4};
+    cuda.strides = {192, 64, 16, 4};
+    ASSERT_OK(recorder.append(cuda, std::nullopt, 7));
+  }
+  ASSERT_OK_AND_ASSIGN(Replayer replayer, Replayer::open(path_));
+  ASSERT_OK_AND_ASSIGN(auto record, replayer.next());
+  EXPECT_FALSE(record->has_payload);
+  auto tensor = record->materialize();
+  EXPECT_ERROR(ErrorCode::Unavailable, tensor);
+  EXPECT_NE(tensor.error().message().find("recorded as cuda without bytes: cannot materialise here"), std::string::npos)
+      << tensor.error().message();
+}
+
+TEST_F(RecordingTest, UnknownBackingFromANewerProducerIsNamedAndItsBytesStillLoad) {
+  const std::vector<std::byte> payload(8, std::byte{9});
+  {
+    ASSERT_OK_AND_ASSIGN(Recorder recorder, Recorder::create(path_));
+    ipc::Descriptor future;
+    future.memory_code = 40;
+    future.memory_name = "metalbuffer";
+    future.dtype_code = code(DType::U8);
+    future.shape = {8};
+    future.strides = {1};
+    future.buffer_sizes = {8};
+    ASSERT_OK(recorder.append(future, std::span<const std::byte>(payload), 1));
+  }
+  ASSERT_OK_AND_ASSIGN(Replayer replayer, Replayer::open(path_));
+  ASSERT_OK_AND_ASSIGN(auto record, replayer.next());
+  EXPECT_EQ(record->descriptor.memory_description(), "metalbuffer (code 40, unknown to this build)");
+  ASSERT_OK_AND_ASSIGN(Tensor tensor, record->materialize(MemoryKind::Mem));
+  EXPECT_NE(tensor.allocation_notes().find("recorded as metalbuffer (code 40"), std::string::npos)
+      << tensor.allocation_notes();
+}
+
+TEST_F(RecordingTest, DamageIsDetectedAndEveryRecordBeforeItIsRead) {
+  {
+    ASSERT_OK_AND_ASSIGN(Recorder recorder, Recorder::create(path_));
+    for (int i = 0; i < 5; ++i) ASSERT_OK(recorder.write(counting_tensor({100}, static_cast<uint8_t>(i)), i));
+  }
+  const std::vector<char> intact = file_bytes();
+  // Each record is 28 + descriptor + 100 + 4 bytes; flip one payload byte of record 3, then
+  // truncate inside record 4 — both damaged, records 0..2 intact.
+  const std::size_t record_size = (intact.size() - 16) / 5;
+  for (int mode = 0; mode < 2; ++mode) {
+    std::vector<char> damaged = intact;
+    if (mode == 0) {
+      damaged[16 + 3 * record_size + record_size - 10] ^= 0x40;
+    } else {
+      damaged.resize(16 + 3 * record_size + record_size / 2);
+    }
+    write_file(damaged);
+    ASSERT_OK_AND_ASSIGN(Replayer replayer, Replayer::open(path_));
+    for (uint64_t i = 0; i < 3; ++i) {
+      ASSERT_OK_AND_ASSIGN(auto record, replayer.next());
+      ASSERT_TRUE(record.has_value());
+      EXPECT_EQ(record->index, i);
+    }
+    auto broken = replayer.next();
+    EXPECT_ERROR(ErrorCode::Corrupt, broken);
+    EXPECT_NE(broken.error().message().find("record 3"), std::string::npos) << broken.error().message();
+    ASSERT_OK_AND_ASSIGN(auto after, replayer.next());
+    EXPECT_FALSE(after.has_value());
+  }
+}
+
+TEST_F(RecordingTest, NotARecordingIsCorruptAndNewerVersionsAreNamed) {
+  write_file({'h', 'e', 'l', 'l', 'o'});
+  EXPECT_ERROR(ErrorCode::Corrupt, Replayer::open(path_));
+  { ASSERT_OK(Recorder::create(path_)); }
+  std::vector<char> bytes = file_bytes();
+  bytes[8] = 2;
+  write_file(bytes);
+  auto newer = Replayer::open(path_);
+  EXPECT_ERROR(ErrorCode::Protocol, newer);
+  EXPECT_NE(newer.error().message().find("version 2"), std::string::npos);
+  EXPECT_ERROR(ErrorCode::Unavailable, Replayer::open("/nonexistent/dir/x.mhrec"));
+}
+
+TEST_F(RecordingTest, AHugeClaimedLengthIsCorruptNotAnAllocation) {
+  {
+    ASSERT_OK_AND_ASSIGN(Recorder recorder, Recorder::create(path_));
+    ASSERT_OK(recorder.write(counting_tensor({4}, 0), 0));
+  }
+  std::vector<char> bytes = file_bytes();
+  for (int i = 0; i < 8; ++i) bytes[16 + 8 + i] = char(0x7f);  // payload_length
+  write_file(bytes);
+  ASSERT_OK_AND_ASSIGN(Replayer replayer, Replayer::open(path_));
+  EXPECT_ERROR(ErrorCode::Corrupt, replayer.next());
+}
+
+}  // namespace
+}  // namespace memhal
