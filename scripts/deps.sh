@@ -7,6 +7,9 @@ packages=(
   build-essential cmake ninja-build pkg-config git   # toolchain
   libexpected-dev                                    # tl::expected (Result<T>)
   zlib1g-dev                                         # CRC-32 of recordings
+  libhwy-dev                                         # SIMD kernels of the image layer
+  libpng-dev libjpeg62-turbo-dev                     # memhal convert reads and writes images
+  libyuv-dev libopencv-dev                           # image tests and bench: the peers
   libgtest-dev libgmock-dev                          # tests
   libbenchmark-dev                                   # bench/
   python3                                            # test scripts (JSON checks)

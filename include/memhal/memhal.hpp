@@ -5,6 +5,7 @@
 #include <memhal/dma_buf_source.hpp>
 #include <memhal/descriptor.hpp>
 #include <memhal/error.hpp>
+#include <memhal/image_processor.hpp>
 #include <memhal/layout.hpp>
 #include <memhal/memory.hpp>
 #include <memhal/pixel_format.hpp>

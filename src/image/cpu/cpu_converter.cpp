@@ -1,0 +1,213 @@
+#include "image/cpu/cpu_converter.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+#include "image/cpu/kernels.hpp"
+
+namespace memhal::detail {
+namespace {
+
+bool has_alpha(PixelFormat format) {
+  return format == PixelFormat::Rgba || format == PixelFormat::Bgra || format == PixelFormat::PlanarRgba;
+}
+
+bool pairs_rows(PixelFormat format) {
+  return format == PixelFormat::Nv12 || format == PixelFormat::I420;
+}
+
+template <class T>
+void grow(std::vector<T>& v, std::size_t n) {
+  if (v.size() < n) v.resize(n);
+}
+
+WriteParams write_params(PixelFormat format, const ConvertOptions& options) {
+  WriteParams p;
+  switch (format) {
+    case PixelFormat::Bgr: p.order = {2, 1, 0, 3}, p.channels = 3; break;
+    case PixelFormat::Bgra: p.order = {2, 1, 0, 3}, p.channels = 4; break;
+    case PixelFormat::Rgba:
+    case PixelFormat::PlanarRgba: p.channels = 4; break;
+    case PixelFormat::Grey: p.channels = 1; break;
+    default: p.channels = 3; break;
+  }
+  if (options.swap_rb) {
+    for (int& c : p.order) c = c == 0 ? 2 : c == 2 ? 0 : c;
+  }
+  for (int j = 0; j < 4; ++j) {
+    p.scale[j] = 1.0f / (255.0f * options.std[j]);
+    p.bias[j] = -options.mean[j] / options.std[j];
+  }
+  p.coeffs = color_coeffs(options.matrix, options.range);
+  return p;
+}
+
+}  // namespace
+
+bool CpuConverter::Key::operator==(const Key& o) const {
+  return crop.x == o.crop.x && crop.y == o.crop.y && crop.width == o.crop.width && crop.height == o.crop.height &&
+         flip == o.flip && rotation == o.rotation && resize == o.resize && interpolation == o.interpolation &&
+         dst_w == o.dst_w && dst_h == o.dst_h;
+}
+
+CpuConverter::CpuConverter(std::unique_ptr<ThreadPool> pool) : pool_(std::move(pool)), scratch_(pool_->size()) {}
+
+Result<std::unique_ptr<CpuConverter>> CpuConverter::create(unsigned threads) {
+  MEMHAL_ASSIGN_OR_RETURN(auto pool, ThreadPool::create(threads));
+  return std::unique_ptr<CpuConverter>(new CpuConverter(std::move(pool)));
+}
+
+void CpuConverter::prepare(const ImageRef& src, const ImageRef& dst, const Rect& crop, const ConvertOptions& options) {
+  const Key key{crop, options.flip, options.rotation, options.resize, options.interpolation, dst.width, dst.height};
+  if (!has_key_ || !(key == key_)) {
+    geometry_.build(crop, dst.width, dst.height, options);
+    key_ = key;
+    has_key_ = true;
+    const auto& h = geometry_.horizontal;
+    horizontal_identity_ = h.two_tap && !geometry_.column_lines && geometry_.positions == geometry_.content.width &&
+                           !geometry_.mirror_positions;
+    for (int64_t o = 0; horizontal_identity_ && o < geometry_.content.width; ++o) {
+      horizontal_identity_ = h.index[o] == o && h.weight[o] == 0.0f;
+    }
+  }
+  src_ = &src;
+  dst_ = &dst;
+  coeffs_ = color_coeffs(options.matrix, options.range);
+  params_ = write_params(dst.format, options);
+  for (int c = 0; c < 4; ++c) pad_[c] = options.pad[c];
+  alpha_ = has_alpha(src.format) && has_alpha(dst.format);
+  fill_alpha_ = !has_alpha(src.format) && has_alpha(dst.format);
+  channels_ = alpha_ ? 4 : 3;
+
+  const auto positions = static_cast<std::size_t>(geometry_.positions);
+  const auto content_w = static_cast<std::size_t>(geometry_.content.width);
+  const auto dst_w = static_cast<std::size_t>(dst.width);
+  for (Scratch& s : scratch_) {
+    grow(s.line, 4 * (positions + 1));
+    grow(s.cache, 2 * 4 * content_w);
+    grow(s.rows, 2 * 4 * dst_w);
+    grow(s.scratch, std::max(dst_w, 4 * content_w));
+    grow(s.staging, 2 * positions + 2);
+    s.tags = {-1, -1};
+  }
+  // A few tasks per thread balance uneven rows (padding is cheap); 4:2:0 needs row pairs.
+  const int64_t tasks = std::max<int64_t>(1, std::min<int64_t>(dst.height / 2, 3 * int64_t{pool_->size()}));
+  rows_per_task_ = ((dst.height + tasks - 1) / tasks + 1) & ~int64_t{1};
+}
+
+void CpuConverter::run(const ImageRef& src, const ImageRef& dst, const Rect& crop, const ConvertOptions& options) {
+  prepare(src, dst, crop, options);
+  const int64_t tasks = (dst.height + rows_per_task_ - 1) / rows_per_task_;
+  pool_->run(static_cast<int>(tasks), &CpuConverter::task, this);
+}
+
+void CpuConverter::task(void* self, unsigned worker, int task) {
+  auto* converter = static_cast<CpuConverter*>(self);
+  const int64_t y0 = task * converter->rows_per_task_;
+  const int64_t y1 = std::min(converter->dst_->height, y0 + converter->rows_per_task_);
+  converter->process(converter->scratch_[worker], y0, y1);
+}
+
+void CpuConverter::process(Scratch& s, int64_t y0, int64_t y1) {
+  const int64_t width = dst_->width;
+  const bool pairs = pairs_rows(dst_->format);
+  for (int64_t y = y0; y < y1; ++y) {
+    const RgbaRows row{s.rows.data() + (pairs && (y & 1) ? 4 * width : 0), width};
+    compose_row(s, y, row);
+    if (!pairs) {
+      write_rows(*dst_, y, row, nullptr, params_, s.scratch.data());
+    } else if (y & 1) {
+      const RgbaRows first{s.rows.data(), width};
+      write_rows(*dst_, y - 1, first, &row, params_, s.scratch.data());
+    }
+  }
+}
+
+void CpuConverter::resample_line(Scratch& s, int64_t line, float* out) {
+  const Geometry& g = geometry_;
+  const int64_t n = g.positions;
+  const int64_t content_w = g.content.width;
+  const RgbaRows target{out, content_w};
+  if (horizontal_identity_) {
+    read_row(*src_, g.crop.x, g.crop.y + line, n, coeffs_, alpha_, target, s.staging.data());
+    return;
+  }
+  const RgbaRows raw{s.line.data(), n + 1};
+  if (g.column_lines) {
+    read_column(*src_, g.crop.x + line, g.crop.y, n, coeffs_, alpha_, raw);
+  } else {
+    read_row(*src_, g.crop.x, g.crop.y + line, n, coeffs_, alpha_, raw, s.staging.data());
+  }
+  const AxisTaps& h = g.horizontal;
+  for (int c = 0; c < channels_; ++c) {
+    float* in = raw.channel(c);
+    in[n] = in[n - 1];  // the guard a zero-weight second tap may read
+    if (h.two_tap) {
+      kernels::resample_2tap(in, h.index.data(), h.weight.data(), target.channel(c), content_w);
+      continue;
+    }
+    float* o = target.channel(c);
+    for (int64_t x = 0; x < content_w; ++x) {
+      float sum = 0.0f;
+      for (int32_t t = h.first[x]; t < h.first[x + 1]; ++t) sum += h.weight[t] * in[h.index[t]];
+      o[x] = sum;
+    }
+  }
+}
+
+const float* CpuConverter::cached_line(Scratch& s, int64_t line, int64_t keep) {
+  const int64_t stride = 4 * geometry_.content.width;
+  for (int i = 0; i < 2; ++i) {
+    if (s.tags[i] == line) return s.cache.data() + i * stride;
+  }
+  const int victim = s.tags[0] == keep ? 1 : 0;
+  s.tags[victim] = line;
+  float* out = s.cache.data() + victim * stride;
+  resample_line(s, line, out);
+  return out;
+}
+
+void CpuConverter::compose_row(Scratch& s, int64_t y, const RgbaRows& row) {
+  const Geometry& g = geometry_;
+  const Rect& box = g.content;
+  const int64_t width = dst_->width;
+  const bool inside = y >= box.y && y < box.y + box.height;
+  for (int c = 0; c < 4; ++c) {
+    float* ch = row.channel(c);
+    if (!inside) {
+      std::fill(ch, ch + width, pad_[c]);
+      continue;
+    }
+    std::fill(ch, ch + box.x, pad_[c]);
+    std::fill(ch + box.x + box.width, ch + width, pad_[c]);
+  }
+  if (!inside) return;
+  const int64_t r = y - box.y;
+  const AxisTaps& v = g.vertical;
+  const int64_t stride = box.width;
+  if (v.two_tap) {
+    const int64_t l0 = v.index[r];
+    const float w = v.weight[r];
+    const float* a = cached_line(s, l0, -1);
+    const float* b = w != 0.0f ? cached_line(s, l0 + 1, l0) : nullptr;
+    for (int c = 0; c < channels_; ++c) {
+      float* out = row.channel(c) + box.x;
+      if (b == nullptr) {
+        std::memcpy(out, a + c * stride, sizeof(float) * static_cast<std::size_t>(stride));
+      } else {
+        kernels::blend_2(a + c * stride, b + c * stride, w, out, stride);
+      }
+    }
+  } else {
+    float* tmp = s.scratch.data();
+    for (int32_t t = v.first[r]; t < v.first[r + 1]; ++t) {
+      resample_line(s, v.index[t], tmp);
+      for (int c = 0; c < channels_; ++c) {
+        kernels::accumulate(tmp + c * stride, v.weight[t], row.channel(c) + box.x, stride, t == v.first[r]);
+      }
+    }
+  }
+  if (fill_alpha_) std::fill(row.channel(3) + box.x, row.channel(3) + box.x + box.width, 255.0f);
+}
+
+}  // namespace memhal::detail

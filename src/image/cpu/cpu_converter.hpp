@@ -1,0 +1,75 @@
+// The CPU backend of ImageProcessor: one pass over the destination, row by row on a thread
+// pool. Each source line the output needs is decoded once (SIMD per format), resampled
+// horizontally into a small per-worker cache, blended vertically and written in the
+// destination's format; nothing is allocated once a geometry has been seen.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "image/cpu/pixel_io.hpp"
+#include "image/cpu/resample_plan.hpp"
+#include "image/cpu/thread_pool.hpp"
+#include "image/image_ref.hpp"
+
+namespace memhal::detail {
+
+class CpuConverter {
+ public:
+  /// `threads` as ThreadPool::create.
+  static Result<std::unique_ptr<CpuConverter>> create(unsigned threads);
+
+  unsigned threads() const noexcept { return pool_->size(); }
+
+  /// Converts; the caller has validated formats, sizes, the crop and the options. Not
+  /// reentrant (the caller serialises).
+  void run(const ImageRef& src, const ImageRef& dst, const Rect& crop, const ConvertOptions& options);
+
+ private:
+  struct Scratch {
+    std::vector<float> line;   // one decoded source line, 4 channels, plus a guard element
+    std::vector<float> cache;  // two horizontally resampled lines
+    std::array<int64_t, 2> tags{-1, -1};
+    std::vector<float> rows;     // two destination rows (4:2:0 outputs write pairs)
+    std::vector<float> scratch;  // one destination row of one channel
+    std::vector<uint8_t> staging;
+  };
+  struct Key {
+    Rect crop;
+    Flip flip;
+    Rotation rotation;
+    ResizeMode resize;
+    Interpolation interpolation;
+    int64_t dst_w, dst_h;
+    bool operator==(const Key& o) const;
+  };
+
+  explicit CpuConverter(std::unique_ptr<ThreadPool> pool);
+  static void task(void* self, unsigned worker, int task);
+  void prepare(const ImageRef& src, const ImageRef& dst, const Rect& crop, const ConvertOptions& options);
+  void process(Scratch& s, int64_t y0, int64_t y1);
+  void compose_row(Scratch& s, int64_t y, const RgbaRows& row);
+  const float* cached_line(Scratch& s, int64_t line, int64_t keep);
+  void resample_line(Scratch& s, int64_t line, float* out);
+
+  std::unique_ptr<ThreadPool> pool_;
+  std::vector<Scratch> scratch_;
+  Geometry geometry_;
+  Key key_{};
+  bool has_key_ = false;
+  bool horizontal_identity_ = false;
+
+  // State of the run in progress.
+  const ImageRef* src_ = nullptr;
+  const ImageRef* dst_ = nullptr;
+  ColorCoeffs coeffs_{};
+  WriteParams params_{};
+  std::array<float, 4> pad_{};
+  bool alpha_ = false;       // decode source alpha
+  bool fill_alpha_ = false;  // destination wants alpha the source lacks
+  int channels_ = 3;
+  int64_t rows_per_task_ = 0;
+};
+
+}  // namespace memhal::detail

@@ -1,0 +1,290 @@
+// Highway kernels of the CPU image backend; see kernels.hpp. This file is compiled once per
+// target by foreach_target.h, so each function below exists in every instruction set.
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "image/cpu/kernels.cpp"
+#include <hwy/foreach_target.h>  // IWYU pragma: keep
+#include <hwy/highway.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "image/cpu/kernels.hpp"
+
+HWY_BEFORE_NAMESPACE();
+namespace memhal::detail::kernels {
+namespace HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+using DF = hn::ScalableTag<float>;
+
+inline float clamp255(float v) {
+  return std::min(std::max(v, 0.0f), 255.0f);
+}
+
+inline void yuv_scalar(float y, float u, float v, const ColorCoeffs& c, float* r, float* g, float* b) {
+  const float yl = (y - c.y_offset) * c.y_scale;
+  const float uc = u - 128.0f;
+  const float vc = v - 128.0f;
+  *r = clamp255(yl + c.rv * vc);
+  *g = clamp255(yl - c.gu * uc - c.gv * vc);
+  *b = clamp255(yl + c.bu * uc);
+}
+
+template <class V>
+HWY_INLINE void yuv_vector(DF df, V y, V u, V v, const ColorCoeffs& c, float* HWY_RESTRICT r, float* HWY_RESTRICT g,
+                           float* HWY_RESTRICT b) {
+  const auto zero = hn::Zero(df);
+  const auto top = hn::Set(df, 255.0f);
+  const auto yl = hn::Mul(hn::Sub(y, hn::Set(df, c.y_offset)), hn::Set(df, c.y_scale));
+  const auto uc = hn::Sub(u, hn::Set(df, 128.0f));
+  const auto vc = hn::Sub(v, hn::Set(df, 128.0f));
+  const auto rr = hn::MulAdd(hn::Set(df, c.rv), vc, yl);
+  const auto gg = hn::NegMulAdd(hn::Set(df, c.gu), uc, hn::NegMulAdd(hn::Set(df, c.gv), vc, yl));
+  const auto bb = hn::MulAdd(hn::Set(df, c.bu), uc, yl);
+  hn::StoreU(hn::Min(hn::Max(rr, zero), top), df, r);
+  hn::StoreU(hn::Min(hn::Max(gg, zero), top), df, g);
+  hn::StoreU(hn::Min(hn::Max(bb, zero), top), df, b);
+}
+
+HWY_INLINE auto load_u8_as_f32(DF df, const uint8_t* p) {
+  const hn::Rebind<uint8_t, DF> d8;
+  const hn::RebindToSigned<DF> di;
+  return hn::ConvertTo(df, hn::PromoteTo(di, hn::LoadU(d8, p)));
+}
+
+void Resample2Tap(const float* HWY_RESTRICT in, const int32_t* HWY_RESTRICT index, const float* HWY_RESTRICT weight,
+                  float* HWY_RESTRICT out, int64_t n) {
+  const DF df;
+  const hn::RebindToSigned<DF> di;
+  const int64_t lanes = static_cast<int64_t>(hn::Lanes(df));
+  int64_t i = 0;
+  for (; i + lanes <= n; i += lanes) {
+    const auto idx = hn::LoadU(di, index + i);
+    const auto a = hn::GatherIndex(df, in, idx);
+    const auto b = hn::GatherIndex(df, in + 1, idx);
+    hn::StoreU(hn::MulAdd(hn::LoadU(df, weight + i), hn::Sub(b, a), a), df, out + i);
+  }
+  for (; i < n; ++i) {
+    const float a = in[index[i]];
+    out[i] = a + weight[i] * (in[index[i] + 1] - a);
+  }
+}
+
+void Blend2(const float* HWY_RESTRICT a, const float* HWY_RESTRICT b, float wb, float* HWY_RESTRICT out, int64_t n) {
+  const DF df;
+  const int64_t lanes = static_cast<int64_t>(hn::Lanes(df));
+  const auto w = hn::Set(df, wb);
+  int64_t i = 0;
+  for (; i + lanes <= n; i += lanes) {
+    const auto va = hn::LoadU(df, a + i);
+    hn::StoreU(hn::MulAdd(w, hn::Sub(hn::LoadU(df, b + i), va), va), df, out + i);
+  }
+  for (; i < n; ++i) out[i] = a[i] + wb * (b[i] - a[i]);
+}
+
+void Accumulate(const float* HWY_RESTRICT in, float w, float* HWY_RESTRICT out, int64_t n, bool first) {
+  const DF df;
+  const int64_t lanes = static_cast<int64_t>(hn::Lanes(df));
+  const auto vw = hn::Set(df, w);
+  int64_t i = 0;
+  if (first) {
+    for (; i + lanes <= n; i += lanes) hn::StoreU(hn::Mul(vw, hn::LoadU(df, in + i)), df, out + i);
+    for (; i < n; ++i) out[i] = w * in[i];
+    return;
+  }
+  for (; i + lanes <= n; i += lanes) {
+    hn::StoreU(hn::MulAdd(vw, hn::LoadU(df, in + i), hn::LoadU(df, out + i)), df, out + i);
+  }
+  for (; i < n; ++i) out[i] += w * in[i];
+}
+
+void SemiPlanarToRgb(const uint8_t* HWY_RESTRICT y, const uint8_t* HWY_RESTRICT uv, bool vu, int64_t n,
+                     const ColorCoeffs& c, float* HWY_RESTRICT r, float* HWY_RESTRICT g, float* HWY_RESTRICT b) {
+  const DF df;
+  [[maybe_unused]] const int64_t lanes = static_cast<int64_t>(hn::Lanes(df));
+  int64_t i = 0;
+#if HWY_TARGET != HWY_SCALAR
+  // Lane i of the chroma load is byte i of the UV row: even lanes U, odd lanes V of the pair
+  // that pixels i & ~1 and i | 1 share, so duplicating evens and odds gives per-pixel U and V.
+  for (; i + lanes <= n; i += lanes) {
+    const auto vy = load_u8_as_f32(df, y + i);
+    const auto vc = load_u8_as_f32(df, uv + i);
+    const auto first = hn::DupEven(vc);
+    const auto second = hn::DupOdd(vc);
+    yuv_vector(df, vy, vu ? second : first, vu ? first : second, c, r + i, g + i, b + i);
+  }
+#endif
+  for (; i < n; ++i) {
+    const uint8_t* pair = uv + (i & ~int64_t{1});
+    yuv_scalar(y[i], pair[vu ? 1 : 0], pair[vu ? 0 : 1], c, r + i, g + i, b + i);
+  }
+}
+
+void SemiPlanar444ToRgb(const uint8_t* HWY_RESTRICT y, const uint8_t* HWY_RESTRICT uv, int64_t n, const ColorCoeffs& c,
+                        float* HWY_RESTRICT r, float* HWY_RESTRICT g, float* HWY_RESTRICT b) {
+  const DF df;
+  const hn::Rebind<uint16_t, DF> d16;
+  const hn::RebindToUnsigned<DF> du;
+  const hn::RebindToSigned<DF> di;
+  const int64_t lanes = static_cast<int64_t>(hn::Lanes(df));
+  int64_t i = 0;
+  for (; i + lanes <= n; i += lanes) {
+    // Little-endian: the low byte of each 16-bit pair is U.
+    const auto pairs = hn::PromoteTo(du, hn::LoadU(d16, reinterpret_cast<const uint16_t*>(uv + 2 * i)));
+    const auto u = hn::ConvertTo(df, hn::BitCast(di, hn::And(pairs, hn::Set(du, 0xFFu))));
+    const auto v = hn::ConvertTo(df, hn::BitCast(di, hn::ShiftRight<8>(pairs)));
+    yuv_vector(df, load_u8_as_f32(df, y + i), u, v, c, r + i, g + i, b + i);
+  }
+  for (; i < n; ++i) yuv_scalar(y[i], uv[2 * i], uv[2 * i + 1], c, r + i, g + i, b + i);
+}
+
+void Packed422ToRgb(const uint8_t* HWY_RESTRICT p, int order, int64_t n, const ColorCoeffs& c, float* HWY_RESTRICT r,
+                    float* HWY_RESTRICT g, float* HWY_RESTRICT b) {
+  // Byte positions within a 4-byte macropixel: Y0, U, Y1, V.
+  static constexpr int kPos[3][4] = {{0, 1, 2, 3}, {1, 0, 3, 2}, {1, 2, 3, 0}};
+  const int* pos = kPos[order];
+  const DF df;
+  [[maybe_unused]] const int64_t lanes = static_cast<int64_t>(hn::Lanes(df));
+  int64_t i = 0;
+#if HWY_TARGET != HWY_SCALAR
+  const hn::Rebind<uint16_t, DF> d16;
+  const hn::RebindToUnsigned<DF> du;
+  const hn::RebindToSigned<DF> di;
+  const bool y_low = pos[0] == 0;
+  const bool u_even = order != 2;
+  for (; i + lanes <= n; i += lanes) {
+    const auto pairs = hn::PromoteTo(du, hn::LoadU(d16, reinterpret_cast<const uint16_t*>(p + 2 * i)));
+    const auto low = hn::ConvertTo(df, hn::BitCast(di, hn::And(pairs, hn::Set(du, 0xFFu))));
+    const auto high = hn::ConvertTo(df, hn::BitCast(di, hn::ShiftRight<8>(pairs)));
+    const auto chroma = y_low ? high : low;
+    const auto even = hn::DupEven(chroma);
+    const auto odd = hn::DupOdd(chroma);
+    yuv_vector(df, y_low ? low : high, u_even ? even : odd, u_even ? odd : even, c, r + i, g + i, b + i);
+  }
+#endif
+  for (; i < n; ++i) {
+    const uint8_t* macro = p + 4 * (i >> 1);
+    yuv_scalar(macro[pos[(i & 1) ? 2 : 0]], macro[pos[1]], macro[pos[3]], c, r + i, g + i, b + i);
+  }
+}
+
+void BytesToRgb(const uint8_t* HWY_RESTRICT p, int channels, const int* offsets, int64_t n, float* HWY_RESTRICT r,
+                float* HWY_RESTRICT g, float* HWY_RESTRICT b, float* HWY_RESTRICT a) {
+  const int ro = offsets[0], go = offsets[1], bo = offsets[2];
+  for (int64_t i = 0; i < n; ++i) {
+    const uint8_t* px = p + i * channels;
+    r[i] = px[ro];
+    g[i] = px[go];
+    b[i] = px[bo];
+  }
+  if (a != nullptr) {
+    for (int64_t i = 0; i < n; ++i) a[i] = p[i * channels + offsets[3]];
+  }
+}
+
+void StoreF32(const float* HWY_RESTRICT in, float scale, float bias, float* HWY_RESTRICT out, int64_t n) {
+  const DF df;
+  const int64_t lanes = static_cast<int64_t>(hn::Lanes(df));
+  const auto vs = hn::Set(df, scale);
+  const auto vb = hn::Set(df, bias);
+  int64_t i = 0;
+  for (; i + lanes <= n; i += lanes) hn::StoreU(hn::MulAdd(hn::LoadU(df, in + i), vs, vb), df, out + i);
+  for (; i < n; ++i) out[i] = in[i] * scale + bias;
+}
+
+HWY_INLINE auto to_u8(DF df, const float* in) {
+  const hn::Rebind<uint8_t, DF> d8;
+  const auto clamped = hn::Min(hn::Max(hn::LoadU(df, in), hn::Zero(df)), hn::Set(df, 255.0f));
+  return hn::DemoteTo(d8, hn::NearestInt(clamped));
+}
+
+inline uint8_t to_u8_scalar(float v, int bias) {
+  return static_cast<uint8_t>(static_cast<int>(std::lrintf(clamp255(v))) ^ (bias != 0 ? 0x80 : 0));
+}
+
+void Store8Bit(const float* HWY_RESTRICT in, int bias, uint8_t* HWY_RESTRICT out, int64_t n) {
+  const DF df;
+  const hn::Rebind<uint8_t, DF> d8;
+  const int64_t lanes = static_cast<int64_t>(hn::Lanes(df));
+  // x - 128 in two's complement is x with its top bit flipped.
+  const auto flip = hn::Set(d8, static_cast<uint8_t>(bias != 0 ? 0x80 : 0));
+  int64_t i = 0;
+  for (; i + lanes <= n; i += lanes) hn::StoreU(hn::Xor(to_u8(df, in + i), flip), d8, out + i);
+  for (; i < n; ++i) out[i] = to_u8_scalar(in[i], bias);
+}
+
+void Store8BitInterleaved(const float* const* in, int channels, int bias, uint8_t* HWY_RESTRICT out, int64_t n) {
+  const DF df;
+  const hn::Rebind<uint8_t, DF> d8;
+  const int64_t lanes = static_cast<int64_t>(hn::Lanes(df));
+  const auto flip = hn::Set(d8, static_cast<uint8_t>(bias != 0 ? 0x80 : 0));
+  int64_t i = 0;
+  if (channels == 3) {
+    for (; i + lanes <= n; i += lanes) {
+      hn::StoreInterleaved3(hn::Xor(to_u8(df, in[0] + i), flip), hn::Xor(to_u8(df, in[1] + i), flip),
+                            hn::Xor(to_u8(df, in[2] + i), flip), d8, out + 3 * i);
+    }
+  } else if (channels == 4) {
+    for (; i + lanes <= n; i += lanes) {
+      hn::StoreInterleaved4(hn::Xor(to_u8(df, in[0] + i), flip), hn::Xor(to_u8(df, in[1] + i), flip),
+                            hn::Xor(to_u8(df, in[2] + i), flip), hn::Xor(to_u8(df, in[3] + i), flip), d8, out + 4 * i);
+    }
+  }
+  for (; i < n; ++i) {
+    for (int ch = 0; ch < channels; ++ch) out[i * channels + ch] = to_u8_scalar(in[ch][i], bias);
+  }
+}
+
+}  // namespace HWY_NAMESPACE
+}  // namespace memhal::detail::kernels
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace memhal::detail::kernels {
+
+HWY_EXPORT(Resample2Tap);
+HWY_EXPORT(Blend2);
+HWY_EXPORT(Accumulate);
+HWY_EXPORT(SemiPlanarToRgb);
+HWY_EXPORT(SemiPlanar444ToRgb);
+HWY_EXPORT(Packed422ToRgb);
+HWY_EXPORT(BytesToRgb);
+HWY_EXPORT(StoreF32);
+HWY_EXPORT(Store8Bit);
+HWY_EXPORT(Store8BitInterleaved);
+
+void resample_2tap(const float* in, const int32_t* index, const float* weight, float* out, int64_t n) {
+  HWY_DYNAMIC_DISPATCH(Resample2Tap)(in, index, weight, out, n);
+}
+void blend_2(const float* a, const float* b, float wb, float* out, int64_t n) {
+  HWY_DYNAMIC_DISPATCH(Blend2)(a, b, wb, out, n);
+}
+void accumulate(const float* in, float w, float* out, int64_t n, bool first) {
+  HWY_DYNAMIC_DISPATCH(Accumulate)(in, w, out, n, first);
+}
+void semi_planar_to_rgb(const uint8_t* y, const uint8_t* uv, bool vu, int64_t n, const ColorCoeffs& c, float* r,
+                        float* g, float* b) {
+  HWY_DYNAMIC_DISPATCH(SemiPlanarToRgb)(y, uv, vu, n, c, r, g, b);
+}
+void semi_planar_444_to_rgb(const uint8_t* y, const uint8_t* uv, int64_t n, const ColorCoeffs& c, float* r, float* g,
+                            float* b) {
+  HWY_DYNAMIC_DISPATCH(SemiPlanar444ToRgb)(y, uv, n, c, r, g, b);
+}
+void packed_422_to_rgb(const uint8_t* p, int order, int64_t n, const ColorCoeffs& c, float* r, float* g, float* b) {
+  HWY_DYNAMIC_DISPATCH(Packed422ToRgb)(p, order, n, c, r, g, b);
+}
+void bytes_to_rgb(const uint8_t* p, int channels, const int* offsets, int64_t n, float* r, float* g, float* b,
+                  float* a) {
+  HWY_DYNAMIC_DISPATCH(BytesToRgb)(p, channels, offsets, n, r, g, b, a);
+}
+void store_f32(const float* in, float scale, float bias, float* out, int64_t n) {
+  HWY_DYNAMIC_DISPATCH(StoreF32)(in, scale, bias, out, n);
+}
+void store_8bit(const float* in, int bias, uint8_t* out, int64_t n) {
+  HWY_DYNAMIC_DISPATCH(Store8Bit)(in, bias, out, n);
+}
+void store_8bit_interleaved(const float* const* in, int channels, int bias, uint8_t* out, int64_t n) {
+  HWY_DYNAMIC_DISPATCH(Store8BitInterleaved)(in, channels, bias, out, n);
+}
+
+}  // namespace memhal::detail::kernels
+#endif

@@ -1,0 +1,41 @@
+// The SIMD kernels of the CPU image backend. Each is compiled once per instruction set
+// (Highway dynamic dispatch: SSE4, AVX2, AVX-512 on x86; NEON, SVE on ARM; a scalar lane
+// elsewhere) and the best one the running CPU supports is chosen at the first call.
+// Rows are float, 0..255 per channel; all pointers are to distinct, non-overlapping rows.
+#pragma once
+
+#include <cstdint>
+
+#include "image/image_ref.hpp"
+
+namespace memhal::detail::kernels {
+
+/// out[i] = in[index[i]] + weight[i] * (in[index[i] + 1] - in[index[i]]).
+void resample_2tap(const float* in, const int32_t* index, const float* weight, float* out, int64_t n);
+/// out[i] = a[i] + wb * (b[i] - a[i]).
+void blend_2(const float* a, const float* b, float wb, float* out, int64_t n);
+/// out[i] = w * in[i] (first) or out[i] + w * in[i].
+void accumulate(const float* in, float w, float* out, int64_t n, bool first);
+
+/// Semi-planar YUV row with horizontally halved chroma (nv12, nv21, nv16): `uv` points at the
+/// chroma pair of pixel 0 (pixel 0 is even); `vu` when V comes first.
+void semi_planar_to_rgb(const uint8_t* y, const uint8_t* uv, bool vu, int64_t n, const ColorCoeffs& c, float* r,
+                        float* g, float* b);
+/// Semi-planar YUV row with full-width chroma (nv24).
+void semi_planar_444_to_rgb(const uint8_t* y, const uint8_t* uv, int64_t n, const ColorCoeffs& c, float* r, float* g,
+                            float* b);
+/// Packed 4:2:2 row; `order` 0 = yuyv, 1 = uyvy, 2 = vyuy; pixel 0 is even.
+void packed_422_to_rgb(const uint8_t* p, int order, int64_t n, const ColorCoeffs& c, float* r, float* g, float* b);
+/// Interleaved 8-bit pixels of `channels` bytes to float rows; `offsets` give the byte of R, G,
+/// B and A within a pixel (A may be null: not wanted).
+void bytes_to_rgb(const uint8_t* p, int channels, const int* offsets, int64_t n, float* r, float* g, float* b,
+                  float* a);
+
+/// out[i] = in[i] * scale + bias, contiguous.
+void store_f32(const float* in, float scale, float bias, float* out, int64_t n);
+/// out[i] = clamp(round(in[i]), 0, 255) + bias (bias 0 for u8, -128 for i8), contiguous.
+void store_8bit(const float* in, int bias, uint8_t* out, int64_t n);
+/// Interleaves 3 or 4 float rows into 8-bit pixels (rounded, clamped, plus bias).
+void store_8bit_interleaved(const float* const* in, int channels, int bias, uint8_t* out, int64_t n);
+
+}  // namespace memhal::detail::kernels

@@ -1,0 +1,184 @@
+#include "image/cpu/pixel_io.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "image/cpu/kernels.hpp"
+
+namespace memhal::detail {
+namespace {
+
+inline uint8_t byte_at(const PlaneRef& p, int64_t x, int64_t y, int64_t c) {
+  return static_cast<uint8_t>(p.base[y * p.row + x * p.pixel + c * p.comp]);
+}
+
+inline float clamp255(float v) {
+  return std::min(std::max(v, 0.0f), 255.0f);
+}
+
+void yuv_to_rgba(float y, float u, float v, const ColorCoeffs& c, float* rgba) {
+  const float yl = (y - c.y_offset) * c.y_scale;
+  rgba[0] = clamp255(yl + c.rv * (v - 128.0f));
+  rgba[1] = clamp255(yl - c.gu * (u - 128.0f) - c.gv * (v - 128.0f));
+  rgba[2] = clamp255(yl + c.bu * (u - 128.0f));
+  rgba[3] = 255.0f;
+}
+
+// Byte offsets of Y0, U, Y1, V inside a packed 4:2:2 macropixel.
+const int* packed_positions(PixelFormat format) {
+  static constexpr int kYuyv[4] = {0, 1, 2, 3};
+  static constexpr int kUyvy[4] = {1, 0, 3, 2};
+  static constexpr int kVyuy[4] = {1, 2, 3, 0};
+  if (format == PixelFormat::Uyvy) return kUyvy;
+  if (format == PixelFormat::Vyuy) return kVyuy;
+  return kYuyv;
+}
+
+// Byte offsets of R, G, B, A within an interleaved RGB-family pixel.
+std::array<int, 4> rgb_offsets(PixelFormat format) {
+  switch (format) {
+    case PixelFormat::Bgr: return {2, 1, 0, 0};
+    case PixelFormat::Bgra: return {2, 1, 0, 3};
+    case PixelFormat::Grey: return {0, 0, 0, 0};
+    default: return {0, 1, 2, 3};
+  }
+}
+
+bool standard_interleaved(const PlaneRef& p, int64_t bytes_per_pixel) {
+  return p.comp == 1 && p.pixel == bytes_per_pixel;
+}
+
+}  // namespace
+
+void read_pixel(const ImageRef& src, int64_t x, int64_t y, const ColorCoeffs& coeffs, float* rgba) {
+  const auto& p = src.planes;
+  switch (src.format) {
+    case PixelFormat::Rgb:
+    case PixelFormat::Bgr:
+    case PixelFormat::Rgba:
+    case PixelFormat::Bgra:
+    case PixelFormat::Grey: {
+      const auto off = rgb_offsets(src.format);
+      const bool alpha = src.format == PixelFormat::Rgba || src.format == PixelFormat::Bgra;
+      for (int c = 0; c < 3; ++c) rgba[c] = byte_at(p[0], x, y, off[c]);
+      rgba[3] = alpha ? byte_at(p[0], x, y, off[3]) : 255.0f;
+      return;
+    }
+    case PixelFormat::PlanarRgb:
+    case PixelFormat::PlanarRgba:
+      for (int c = 0; c < 3; ++c) rgba[c] = byte_at(p[c], x, y, 0);
+      rgba[3] = src.format == PixelFormat::PlanarRgba ? byte_at(p[3], x, y, 0) : 255.0f;
+      return;
+    case PixelFormat::Yuyv:
+    case PixelFormat::Uyvy:
+    case PixelFormat::Vyuy: {
+      const int* pos = packed_positions(src.format);
+      const int64_t macro = x & ~int64_t{1};
+      yuv_to_rgba(byte_at(p[0], macro, y, pos[(x & 1) ? 2 : 0]), byte_at(p[0], macro, y, pos[1]),
+                  byte_at(p[0], macro, y, pos[3]), coeffs, rgba);
+      return;
+    }
+    default: break;
+  }
+  const auto info = *pixel_format_info(src.format);
+  const int64_t cx = x >> info.chroma_shift_x;
+  const int64_t cy = y >> info.chroma_shift_y;
+  float u = 0, v = 0;
+  if (src.format == PixelFormat::I420) {
+    u = byte_at(p[1], cx, cy, 0);
+    v = byte_at(p[2], cx, cy, 0);
+  } else {
+    const bool vu = src.format == PixelFormat::Nv21;
+    u = byte_at(p[1], cx, cy, vu ? 1 : 0);
+    v = byte_at(p[1], cx, cy, vu ? 0 : 1);
+  }
+  yuv_to_rgba(byte_at(p[0], x, y, 0), u, v, coeffs, rgba);
+}
+
+void read_column(const ImageRef& src, int64_t x, int64_t y, int64_t n, const ColorCoeffs& coeffs, bool alpha,
+                 const RgbaRows& out) {
+  float rgba[4];
+  for (int64_t i = 0; i < n; ++i) {
+    read_pixel(src, x, y + i, coeffs, rgba);
+    for (int c = 0; c < (alpha ? 4 : 3); ++c) out.channel(c)[i] = rgba[c];
+  }
+}
+
+void read_row(const ImageRef& src, int64_t x, int64_t y, int64_t n, const ColorCoeffs& coeffs, bool alpha,
+              const RgbaRows& out, uint8_t* staging) {
+  const auto& p = src.planes;
+  auto row_ptr = [&](int plane, int64_t px, int64_t py) {
+    return reinterpret_cast<const uint8_t*>(p[plane].base + py * p[plane].row + px * p[plane].pixel);
+  };
+  float* r = out.channel(0);
+  float* g = out.channel(1);
+  float* b = out.channel(2);
+  switch (src.format) {
+    case PixelFormat::Nv12:
+    case PixelFormat::Nv21:
+    case PixelFormat::Nv16: {
+      const int64_t cy = src.format == PixelFormat::Nv16 ? y : y >> 1;
+      kernels::semi_planar_to_rgb(row_ptr(0, x, y), row_ptr(1, x >> 1, cy), src.format == PixelFormat::Nv21, n, coeffs,
+                                  r, g, b);
+      return;
+    }
+    case PixelFormat::Nv24:
+      kernels::semi_planar_444_to_rgb(row_ptr(0, x, y), row_ptr(1, x, y), n, coeffs, r, g, b);
+      return;
+    case PixelFormat::I420: {
+      // Interleave U and V once so that the semi-planar kernel serves I420 too.
+      const uint8_t* u = row_ptr(1, x >> 1, y >> 1);
+      const uint8_t* v = row_ptr(2, x >> 1, y >> 1);
+      const int64_t pairs = (n + 1) / 2;
+      for (int64_t i = 0; i < pairs; ++i) {
+        staging[2 * i] = u[i];
+        staging[2 * i + 1] = v[i];
+      }
+      kernels::semi_planar_to_rgb(row_ptr(0, x, y), staging, false, n, coeffs, r, g, b);
+      return;
+    }
+    case PixelFormat::Yuyv:
+    case PixelFormat::Uyvy:
+    case PixelFormat::Vyuy:
+      if (!standard_interleaved(p[0], 2)) break;
+      kernels::packed_422_to_rgb(row_ptr(0, x, y),
+                                 src.format == PixelFormat::Yuyv   ? 0
+                                 : src.format == PixelFormat::Uyvy ? 1
+                                                                   : 2,
+                                 n, coeffs, r, g, b);
+      return;
+    case PixelFormat::Rgb:
+    case PixelFormat::Bgr:
+    case PixelFormat::Rgba:
+    case PixelFormat::Bgra:
+    case PixelFormat::Grey: {
+      const int channels = pixel_format_info(src.format)->plane_bytes_per_pixel[0];
+      if (!standard_interleaved(p[0], channels)) break;
+      const auto off = rgb_offsets(src.format);
+      const bool has_alpha = alpha && channels == 4;
+      kernels::bytes_to_rgb(row_ptr(0, x, y), channels, off.data(), n, r, g, b, has_alpha ? out.channel(3) : nullptr);
+      if (alpha && !has_alpha) std::fill(out.channel(3), out.channel(3) + n, 255.0f);
+      return;
+    }
+    case PixelFormat::PlanarRgb:
+    case PixelFormat::PlanarRgba: {
+      const int planes = src.format == PixelFormat::PlanarRgba && alpha ? 4 : 3;
+      if (p[0].pixel != 1 || p[1].pixel != 1 || p[2].pixel != 1 || (planes == 4 && p[3].pixel != 1)) break;
+      for (int c = 0; c < planes; ++c) {
+        const uint8_t* in = row_ptr(c, x, y);
+        float* ch = out.channel(c);
+        for (int64_t i = 0; i < n; ++i) ch[i] = in[i];
+      }
+      if (alpha && planes == 3) std::fill(out.channel(3), out.channel(3) + n, 255.0f);
+      return;
+    }
+  }
+  float rgba[4];
+  for (int64_t i = 0; i < n; ++i) {
+    read_pixel(src, x + i, y, coeffs, rgba);
+    for (int c = 0; c < (alpha ? 4 : 3); ++c) out.channel(c)[i] = rgba[c];
+  }
+}
+
+}  // namespace memhal::detail

@@ -1,0 +1,50 @@
+// Reading source lines into float RGBA rows, and writing float RGBA rows in the destination's
+// format and dtype. The hot cases go through the SIMD kernels; every other layout (odd
+// strides, columns of rotated images) through a per-pixel path that handles any stride.
+#pragma once
+
+#include <array>
+#include <cstdint>
+
+#include "image/image_ref.hpp"
+
+namespace memhal::detail {
+
+/// Four float rows (R, G, B, A), each `stride` floats apart.
+struct RgbaRows {
+  float* base = nullptr;
+  int64_t stride = 0;
+  float* channel(int c) const { return base + c * stride; }
+};
+
+/// Decodes source pixel (x, y) to RGBA (0..255; A = 255 without alpha).
+void read_pixel(const ImageRef& src, int64_t x, int64_t y, const ColorCoeffs& coeffs, float* rgba);
+
+/// Decodes `n` pixels of source row `y` from column `x` into `out` (A only when `alpha`).
+/// `staging` holds 2 * n bytes for formats that need reshuffling first.
+void read_row(const ImageRef& src, int64_t x, int64_t y, int64_t n, const ColorCoeffs& coeffs, bool alpha,
+              const RgbaRows& out, uint8_t* staging);
+
+/// Decodes `n` pixels of source column `x` from row `y` into `out`.
+void read_column(const ImageRef& src, int64_t x, int64_t y, int64_t n, const ColorCoeffs& coeffs, bool alpha,
+                 const RgbaRows& out);
+
+/// How to write destination pixels: channel order, normalisation, colour matrix.
+struct WriteParams {
+  std::array<int, 4> order{0, 1, 2, 3};  ///< output channel j takes RGBA channel order[j]
+  int channels = 3;
+  std::array<float, 4> scale{1, 1, 1, 1};  ///< float outputs: v * scale + bias
+  std::array<float, 4> bias{0, 0, 0, 0};
+  ColorCoeffs coeffs{};
+};
+
+/// The destination formats and dtypes `write_rows` serves.
+bool writable(PixelFormat format, DType dtype);
+
+/// Writes destination row `y` (and `y + 1` for 4:2:0 formats, whose chroma spans two rows:
+/// then `second` holds row y + 1) from `rows` (dst width floats per channel). `scratch` holds
+/// dst width floats.
+void write_rows(const ImageRef& dst, int64_t y, const RgbaRows& rows, const RgbaRows* second, const WriteParams& params,
+                float* scratch);
+
+}  // namespace memhal::detail
