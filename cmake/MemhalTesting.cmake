@@ -11,3 +11,38 @@ function(memhal_add_test name)
   gtest_discover_tests(${name} PROPERTIES LABELS "${labels}" SKIP_REGULAR_EXPRESSION "\\[  SKIPPED \\]"
                        DISCOVERY_TIMEOUT 60)
 endfunction()
+
+# memhal_add_vm_test(NAME SOURCES... [MODULES m,...] [ENV N=V...] [LIBS l...]): a test binary
+# run in a throw-away VM whose real Linux kernel has DMA heaps and udmabuf (and, with MODULES,
+# drivers such as vivid and vgem), via run-in-dmaheap-vm. CTest label `dmaheap`; the test is skipped
+# (exit 77) where the runner is missing. Linked statically where every dependency has a static
+# archive; otherwise (memhal links libraries shipped only as .so) dynamically, and the runner
+# copies the libraries ldd reports into the VM. Not built with sanitizers.
+set(MEMHAL_DMAHEAP_VM "${PROJECT_SOURCE_DIR}/../shared/tools/run-in-dmaheap-vm"
+    CACHE FILEPATH "run-in-dmaheap-vm: boots a kernel with DMA heaps under qemu and runs a program in it")
+
+option(MEMHAL_VM_TEST_STATIC "Link the DMA-heap VM test binaries statically" OFF)
+
+function(memhal_add_vm_test name)
+  cmake_parse_arguments(ARG "" "MODULES" "SOURCES;LIBS;ENV" ${ARGN})
+  if(MEMHAL_SANITIZE)
+    return()
+  endif()
+  add_executable(${name} ${ARG_SOURCES} ${ARG_UNPARSED_ARGUMENTS})
+  target_link_libraries(${name} PRIVATE memhal_static memhal_test_support GTest::gtest GTest::gtest_main ${ARG_LIBS})
+  if(MEMHAL_VM_TEST_STATIC)
+    target_link_options(${name} PRIVATE -static)
+  endif()
+  memhal_warnings(${name})
+  set(modules)
+  foreach(env ${ARG_ENV})
+    list(APPEND modules --env ${env})
+  endforeach()
+  if(ARG_MODULES)
+    list(APPEND modules --modules ${ARG_MODULES})
+  endif()
+  add_test(NAME ${name}
+           COMMAND ${PROJECT_SOURCE_DIR}/tests/support/run_in_vm.sh ${MEMHAL_DMAHEAP_VM} ${modules}
+                   --env MEMHAL_TEST_REQUIRE_DMABUF=1 -- $<TARGET_FILE:${name}>)
+  set_tests_properties(${name} PROPERTIES LABELS dmaheap SKIP_RETURN_CODE 77 TIMEOUT 900 RESOURCE_LOCK dmaheap_vm)
+endfunction()

@@ -40,12 +40,14 @@ std::string open_failure(int err, const std::string& path) {
 }
 
 Node open_node(std::string name, std::string path) {
-  Node node{{std::move(name), std::move(path), false, {}}, UniqueFd(::open(path.c_str(), O_RDWR | O_CLOEXEC))};
+  UniqueFd fd(::open(path.c_str(), O_RDWR | O_CLOEXEC));
+  const int err = errno;
+  Node node{{std::move(name), std::move(path), false, {}}, std::move(fd)};
   if (node.fd) {
     node.info.usable = true;
     node.info.state = "open";
   } else {
-    node.info.state = open_failure(errno, node.info.path);
+    node.info.state = open_failure(err, node.info.path);
   }
   return node;
 }

@@ -2,6 +2,7 @@
 
 #include <linux/dma-buf.h>
 #include <sys/ioctl.h>
+#include <sys/sysinfo.h>
 
 #include <mutex>
 
@@ -112,6 +113,13 @@ class DmaBufStorage final : public Storage {
 Result<std::shared_ptr<Storage>> allocate_dmabuf(std::size_t bytes) {
   const std::size_t size = page_round(bytes);
   if (size == 0) return fail(ErrorCode::OutOfMemory, "dmabuf allocation of ", bytes, " bytes overflows");
+  // The system heap takes pages one by one and calls in the OOM killer rather than refuse a
+  // size the machine cannot hold; refuse it here instead.
+  struct sysinfo info {};
+  if (::sysinfo(&info) == 0 && size / info.mem_unit > info.totalram) {
+    return fail(ErrorCode::OutOfMemory, "dmabuf allocation of ", bytes, " bytes exceeds this machine's ",
+                static_cast<uint64_t>(info.totalram) * info.mem_unit, " bytes of RAM");
+  }
   MEMHAL_ASSIGN_OR_RETURN(NewDmaBuf buffer, allocate_dma_buf_fd(size));
   return std::make_shared<DmaBufStorage>(std::move(buffer.fd), size, true, std::move(buffer.source));
 }
