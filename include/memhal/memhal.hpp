@@ -2,18 +2,30 @@
 /// All of memhal's C++ API in one include.
 #pragma once
 
+#include <memhal/counted.hpp>
 #include <memhal/dma_buf_source.hpp>
 #include <memhal/descriptor.hpp>
 #include <memhal/error.hpp>
+#include <memhal/foreign_handles.hpp>
+#include <memhal/frame.hpp>
 #include <memhal/image_processor.hpp>
+#include <memhal/keep_alive.hpp>
 #include <memhal/layout.hpp>
 #include <memhal/memory.hpp>
+#include <memhal/memory_domain.hpp>
+#include <memhal/metadata.hpp>
+#include <memhal/owned_dma_buf.hpp>
 #include <memhal/pixel_format.hpp>
 #include <memhal/recording.hpp>
+#include <memhal/shared_bytes.hpp>
 #include <memhal/shared_fd.hpp>
+#include <memhal/system_slice.hpp>
+#include <memhal/system_view.hpp>
+#include <memhal/tee.hpp>
 #include <memhal/tensor.hpp>
 #include <memhal/tensor_map.hpp>
 #include <memhal/tensor_pool.hpp>
+#include <memhal/tensor_view.hpp>
 #include <memhal/unique_fd.hpp>
 #include <memhal/version.hpp>
 #include <memhal/vocabulary.hpp>

@@ -1,0 +1,218 @@
+// Tensor <-> MemoryDomain without copying: host tensors lend their storage to System bytes,
+// DMA-BUF tensors their fds to an OwnedDmaBuf, and System bytes become a tensor's storage.
+#include <memhal/memory_domain.hpp>
+#include <memhal/pixel_format.hpp>
+
+#include <algorithm>
+
+#include "core/strings.hpp"
+#include "tensor/tensor_access.hpp"
+
+namespace memhal {
+namespace {
+
+// A tensor's storage over shared System bytes. Writes are allowed only to a sole holder of
+// bytes memhal owns: anything else would change what other shares of the frame see.
+class BytesStorage final : public detail::Storage {
+ public:
+  explicit BytesStorage(SharedBytes bytes) : bytes_(std::move(bytes)) {}
+  MemoryKind kind() const noexcept override { return MemoryKind::Mem; }
+  std::size_t size() const noexcept override { return bytes_.size(); }
+  Result<std::byte*> begin_access(CpuAccess access) override {
+    if (can_write(access) && bytes_.mutable_data() == nullptr) {
+      return detail::fail(
+          ErrorCode::PermissionDenied, "write access to ", bytes_.size(), " system bytes ",
+          bytes_.owned() ? "shared with other holders" : "lent to memhal or kept alive by another owner",
+          ": materialize the tensor to get bytes of its own");
+    }
+    return const_cast<std::byte*>(bytes_.data());
+  }
+  void end_access(CpuAccess) noexcept override {}
+  const SharedBytes& bytes() const noexcept { return bytes_; }
+
+ private:
+  SharedBytes bytes_;
+};
+
+// Keeps a storage alive and its read access open for as long as System bytes point into it.
+struct ReadAccess {
+  ReadAccess(std::shared_ptr<detail::Storage> s, std::byte* b) : storage(std::move(s)), base(b) {}
+  ReadAccess(const ReadAccess&) = delete;
+  ReadAccess& operator=(const ReadAccess&) = delete;
+  ~ReadAccess() { storage->end_access(CpuAccess::Read); }
+  std::shared_ptr<detail::Storage> storage;
+  std::byte* base;
+};
+
+// The whole of a host storage as shared bytes (a count bump when it already holds some).
+Result<SharedBytes> storage_bytes(const std::shared_ptr<detail::Storage>& storage) {
+  if (const auto* bytes = dynamic_cast<const BytesStorage*>(storage.get())) return bytes->bytes();
+  MEMHAL_ASSIGN_OR_RETURN(std::byte * base, storage->begin_access(CpuAccess::Read));
+  auto access = std::make_shared<const ReadAccess>(storage, base);
+  return SharedBytes::keep_alive(std::span<const std::byte>(base, storage->size()), std::move(access));
+}
+
+Result<MemoryDomain> host_domain(const Tensor& tensor) {
+  const Layout& layout = tensor.layout();
+  if (layout.buffer_count() > 1) {
+    return detail::fail(ErrorCode::NotImplemented, "tensor '", tensor.name(), "' spans ", layout.buffer_count(),
+                        " buffers; system memory is one: materialize it first");
+  }
+  MEMHAL_ASSIGN_OR_RETURN(const SharedBytes whole, storage_bytes(detail::TensorAccess::buffers(tensor)[0]));
+  if (layout.is_contiguous() || layout.is_multi_plane()) {
+    // A multi-plane image's planes are bytes in one buffer: the slice covers all of them.
+    const ByteExtent extent = layout.byte_extent(0);
+    MEMHAL_ASSIGN_OR_RETURN(SharedBytes bytes, whole.subrange(static_cast<std::size_t>(extent.begin),
+                                                              static_cast<std::size_t>(extent.end - extent.begin)));
+    return MemoryDomain(SystemSlice::shared(std::move(bytes)));
+  }
+  if (layout.rank() > kMaxViewRank) {
+    return detail::fail(ErrorCode::NotImplemented, "strided tensor '", tensor.name(), "' has rank ", layout.rank(),
+                        "; a system view has at most ", kMaxViewRank, ": materialize it first");
+  }
+  MEMHAL_ASSIGN_OR_RETURN(const TensorView view,
+                          TensorView::strided(layout.shape(), layout.strides(), layout.offset(), layout.dtype()));
+  MEMHAL_ASSIGN_OR_RETURN(SystemView system_view, SystemView::create(whole, view));
+  return MemoryDomain(std::move(system_view));
+}
+
+// Planes of a single-buffer image in DRM's terms (offset, pitch), or why DRM cannot say it.
+Result<std::vector<PlaneLayout>> drm_planes(const Layout& layout, PixelFormat format) {
+  if (layout.is_multi_plane()) return std::vector<PlaneLayout>(layout.planes().begin(), layout.planes().end());
+  const auto shape = layout.shape();
+  const auto strides = layout.strides();
+  const auto element = static_cast<int64_t>(layout.element_size());
+  const bool planar = format == PixelFormat::PlanarRgb || format == PixelFormat::PlanarRgba;
+  // Interleaved {h, w, c}: c packed elements per pixel. Planar {c, h, w}: one plane per channel.
+  const bool rows_ok =
+      layout.rank() == 3 && (planar ? strides[2] == element && strides[1] > 0 && strides[0] > 0
+                                    : strides[2] == element && strides[1] == shape[2] * element && strides[0] > 0);
+  if (!rows_ok) {
+    return detail::fail(ErrorCode::NotImplemented, "a ", to_string(format),
+                        " DMA-BUF tensor with strides that are not rows of packed pixels has no DRM description: "
+                        "materialize it first");
+  }
+  std::vector<PlaneLayout> planes;
+  for (int64_t i = 0; i < (planar ? shape[0] : 1); ++i) {
+    planes.push_back(PlaneLayout{0, layout.offset() + i * strides[0], planar ? strides[1] : strides[0]});
+  }
+  return planes;
+}
+
+Result<MemoryDomain> dmabuf_domain(const Tensor& tensor) {
+  const Layout& layout = tensor.layout();
+  const auto format = layout.pixel_format();
+  if (!format) {
+    return detail::fail(ErrorCode::NotImplemented, "DMA-BUF tensor '", tensor.name(),
+                        "' has no pixel format; an OwnedDmaBuf describes images");
+  }
+  MEMHAL_ASSIGN_OR_RETURN(const std::vector<PlaneLayout> planes, drm_planes(layout, *format));
+  const bool planar =
+      !layout.is_multi_plane() && (*format == PixelFormat::PlanarRgb || *format == PixelFormat::PlanarRgba);
+  OwnedDmaBuf dmabuf;
+  dmabuf.format = *format;
+  dmabuf.height = layout.is_multi_plane() ? layout.shape()[0] : layout.shape()[planar ? 1 : 0];
+  dmabuf.width = layout.is_multi_plane() ? layout.shape()[1] : layout.shape()[planar ? 2 : 1];
+  dmabuf.plane_count = static_cast<uint32_t>(planes.size());
+  const auto& buffers = detail::TensorAccess::buffers(tensor);
+  for (std::size_t i = 0; i < planes.size(); ++i) {
+    // The storage keeps its own fd; the domain gets a duplicate it owns.
+    MEMHAL_ASSIGN_OR_RETURN(dmabuf.planes[i].fd, SharedFd::duplicate(buffers[planes[i].buffer]->fd()));
+    dmabuf.planes[i].offset = planes[i].offset;
+    dmabuf.planes[i].pitch = planes[i].pitch;
+  }
+  dmabuf.keep_alive = KeepAlive::of(std::make_shared<const Tensor>(tensor));
+  return MemoryDomain(std::move(dmabuf));
+}
+
+// How an OwnedDmaBuf's planes lie in its distinct buffers, as a Layout over them.
+Result<Layout> dmabuf_layout(const OwnedDmaBuf& dmabuf, std::span<const uint32_t> buffer_of_plane) {
+  const auto info = pixel_format_info(dmabuf.format);
+  if (!info || dmabuf.plane_count != info->planes) {
+    return detail::fail(ErrorCode::InvalidArgument, "DMA-BUF frame of format code ", code(dmabuf.format), " has ",
+                        dmabuf.plane_count, " planes; the format has ", info ? info->planes : 0);
+  }
+  std::array<PlaneLayout, kMaxPlanes> planes{};
+  for (uint32_t i = 0; i < dmabuf.plane_count; ++i) {
+    planes[i] = PlaneLayout{buffer_of_plane[i], dmabuf.planes[i].offset, dmabuf.planes[i].pitch};
+  }
+  if (info->yuv && info->planes > 1) {
+    return Layout::image_planes(dmabuf.width, dmabuf.height, dmabuf.format, std::span(planes.data(), info->planes));
+  }
+  const bool planar = info->planes > 1;
+  const int64_t step = planar ? planes[1].offset - planes[0].offset : 0;
+  for (uint32_t i = 1; i < dmabuf.plane_count; ++i) {
+    // A planar RGB tensor is one strided array: its planes must be evenly spaced in one buffer.
+    if (planes[i].buffer != 0 || planes[i].pitch != planes[0].pitch ||
+        planes[i].offset - planes[0].offset != i * step) {
+      return detail::fail(ErrorCode::NotImplemented, to_string(dmabuf.format),
+                          " DMA-BUF frame whose planes are not evenly spaced in one buffer has no tensor form");
+    }
+  }
+  const int64_t bpp = info->plane_bytes_per_pixel[0];
+  const std::array<int64_t, 3> shape = planar ? std::array<int64_t, 3>{info->planes, dmabuf.height, dmabuf.width}
+                                              : std::array{dmabuf.height, dmabuf.width, bpp};
+  const std::array<int64_t, 3> strides =
+      planar ? std::array<int64_t, 3>{step, planes[0].pitch, 1} : std::array<int64_t, 3>{planes[0].pitch, bpp, 1};
+  MEMHAL_ASSIGN_OR_RETURN(const Layout layout, Layout::strided(shape, strides, planes[0].offset, DType::U8));
+  return layout.with_pixel_format(dmabuf.format);
+}
+
+Result<Tensor> dmabuf_tensor(const OwnedDmaBuf& dmabuf) {
+  if (dmabuf.modifier != kDrmModifierLinear) {
+    return detail::fail(ErrorCode::NotImplemented, "DMA-BUF frame with DRM modifier 0x", std::hex, dmabuf.modifier,
+                        std::dec, " is tiled or compressed; only linear buffers have a tensor form");
+  }
+  if (dmabuf.plane_count == 0 || dmabuf.plane_count > kMaxPlanes) {
+    return detail::fail(ErrorCode::InvalidArgument, "DMA-BUF frame with ", dmabuf.plane_count, " planes");
+  }
+  // Planes that share an fd share a buffer of the tensor.
+  std::vector<int> fds;
+  std::array<uint32_t, kMaxPlanes> buffer_of_plane{};
+  for (uint32_t i = 0; i < dmabuf.plane_count; ++i) {
+    const int fd = dmabuf.planes[i].fd.get();
+    const auto it = std::find(fds.begin(), fds.end(), fd);
+    buffer_of_plane[i] = static_cast<uint32_t>(it - fds.begin());
+    if (it == fds.end()) fds.push_back(fd);
+  }
+  MEMHAL_ASSIGN_OR_RETURN(const Layout layout,
+                          dmabuf_layout(dmabuf, std::span(buffer_of_plane.data(), dmabuf.plane_count)));
+  return Tensor::from_planes(fds, layout);
+}
+
+Tensor bytes_tensor(Layout layout, SharedBytes bytes) {
+  detail::TensorAccess::Buffers buffers{};
+  buffers[0] = std::make_shared<BytesStorage>(std::move(bytes));
+  return detail::TensorAccess::make(std::move(layout), std::move(buffers));
+}
+
+}  // namespace
+
+Result<MemoryDomain> MemoryDomain::from_tensor(const Tensor& tensor) {
+  switch (tensor.memory()) {
+    case MemoryKind::Mem:
+    case MemoryKind::Shm: return host_domain(tensor);
+    case MemoryKind::DmaBuf: return dmabuf_domain(tensor);
+    default:
+      return detail::fail(ErrorCode::NotImplemented, "a ", to_string(tensor.memory()), " tensor ('", tensor.name(),
+                          "') has no memory domain in this build: materialize it to mem first");
+  }
+}
+
+Result<Tensor> MemoryDomain::to_tensor() const {
+  if (const auto* slice = std::get_if<SystemSlice>(&payload_)) {
+    MEMHAL_ASSIGN_OR_RETURN(Layout layout, Layout::contiguous({static_cast<int64_t>(slice->size())}, DType::U8));
+    return bytes_tensor(std::move(layout), slice->shared_bytes());
+  }
+  if (const auto* system_view = std::get_if<SystemView>(&payload_)) {
+    const TensorView& view = system_view->view();
+    MEMHAL_ASSIGN_OR_RETURN(Layout layout, Layout::strided(view.shape(), view.strides(), view.offset(), view.dtype()));
+    return bytes_tensor(std::move(layout), system_view->bytes());
+  }
+  if (const auto* dmabuf = std::get_if<OwnedDmaBuf>(&payload_)) return dmabuf_tensor(*dmabuf);
+  return detail::fail(ErrorCode::UnsupportedDomain,
+                      "conversion to a tensor needs system memory, a system view or a DMA-BUF",
+                      " but the frame arrived as ", describe(), ": download it to system memory first");
+}
+
+}  // namespace memhal
