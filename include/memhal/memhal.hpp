@@ -4,6 +4,7 @@
 
 #include <memhal/counted.hpp>
 #include <memhal/dma_buf_source.hpp>
+#include <memhal/channel.hpp>
 #include <memhal/descriptor.hpp>
 #include <memhal/error.hpp>
 #include <memhal/foreign_handles.hpp>

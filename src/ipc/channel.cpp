@@ -1,0 +1,248 @@
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstring>
+#include <memhal/channel.hpp>
+
+#include "core/strings.hpp"
+#include "ipc/wire.hpp"
+
+namespace memhal::ipc {
+namespace {
+
+constexpr uint32_t kMagic = 0x4843484d;  // "MHCH" in wire order
+constexpr uint16_t kVersion = 1;
+constexpr uint16_t kTypeTensor = 1;
+constexpr std::size_t kHeaderBytes = 12;
+
+// Waits until `fd` is readable; Busy when `timeout` passes first.
+Result<void> wait_readable(int fd, std::optional<std::chrono::milliseconds> timeout, const char* what) {
+  pollfd entry{fd, POLLIN, 0};
+  const int wait_ms = timeout ? static_cast<int>(timeout->count()) : -1;
+  for (;;) {
+    const int ready = ::poll(&entry, 1, wait_ms);
+    if (ready > 0) return {};
+    if (ready == 0) return detail::fail(ErrorCode::Busy, what, " timed out after ", wait_ms, " ms");
+    if (errno != EINTR) return detail::fail_errno(ErrorCode::Io, errno, what, ": poll");
+  }
+}
+
+// A received memfd must be sealed against shrinking, or the peer could truncate it under our
+// mapping and turn our next read into a SIGBUS. Seal it ourselves when the peer left that open.
+Result<void> check_memfd_seals(int fd, std::size_t index) {
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) return detail::fail_errno(ErrorCode::Io, errno, "fstat of received fd ", index);
+  if (!S_ISREG(st.st_mode)) return {};  // DMA-BUFs and others: the import checks their type
+  int seals = ::fcntl(fd, F_GET_SEALS);
+  if (seals < 0) {
+    return detail::fail(ErrorCode::InvalidArgument, "received fd ", index,
+                        " is a regular file, not a memfd: only shm and dmabuf memory travels");
+  }
+  if ((seals & F_SEAL_SHRINK) == 0 && ::fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK) != 0) {
+    return detail::fail(ErrorCode::InvalidArgument, "received memfd ", index,
+                        " is not sealed against shrinking and cannot be (seals ", seals,
+                        "): the peer could truncate it under our mapping");
+  }
+  return {};
+}
+
+}  // namespace
+
+Result<ChannelMessage> parse_channel_message(std::span<const std::byte> bytes, std::size_t fds_received) {
+  detail::WireReader in(bytes);
+  uint32_t magic = 0, fd_count = 0;
+  uint16_t version = 0, type = 0;
+  if (!in.get(magic) || !in.get(version) || !in.get(type) || !in.get(fd_count)) {
+    return detail::fail(ErrorCode::Protocol, "channel message of ", bytes.size(), " bytes is shorter than its header");
+  }
+  if (magic != kMagic) return detail::fail(ErrorCode::Protocol, "channel message has magic ", magic, ", not MHCH");
+  if (version != kVersion) {
+    return detail::fail(ErrorCode::Protocol, "channel message version ", version, "; this build speaks ", kVersion);
+  }
+  if (type != kTypeTensor) return detail::fail(ErrorCode::Protocol, "channel message type ", type, " is unknown");
+  if (fd_count != fds_received || fd_count == 0 || fd_count > kMaxPlanes) {
+    return detail::fail(ErrorCode::Protocol, "channel message announces ", fd_count, " fds, ", fds_received,
+                        " arrived");
+  }
+  std::span<const std::byte> encoded;
+  in.get_span(in.remaining(), encoded);
+  MEMHAL_ASSIGN_OR_RETURN(Descriptor descriptor, Descriptor::decode(encoded));
+  if (descriptor.buffer_sizes.size() != fd_count) {
+    return detail::fail(ErrorCode::Protocol, "descriptor lists ", descriptor.buffer_sizes.size(), " buffers, ",
+                        fd_count, " fds arrived");
+  }
+  return ChannelMessage{std::move(descriptor), fd_count};
+}
+
+Result<std::pair<Channel, Channel>> Channel::pair() {
+  int fds[2];
+  if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, fds) != 0) {
+    return detail::fail_errno(ErrorCode::Io, errno, "socketpair for a channel");
+  }
+  return std::pair<Channel, Channel>(Channel(UniqueFd(fds[0])), Channel(UniqueFd(fds[1])));
+}
+
+Result<Channel> Channel::adopt(UniqueFd socket) {
+  int type = 0;
+  socklen_t length = sizeof type;
+  if (::getsockopt(socket.get(), SOL_SOCKET, SO_TYPE, &type, &length) != 0 || type != SOCK_SEQPACKET) {
+    return detail::fail(ErrorCode::InvalidArgument, "fd ", socket.get(), " is not a SOCK_SEQPACKET socket");
+  }
+  return Channel(std::move(socket));
+}
+
+Result<Channel> Channel::connect(const std::string& path) {
+  sockaddr_un address{};
+  if (path.size() >= sizeof address.sun_path) {
+    return detail::fail(ErrorCode::InvalidArgument, "socket path ", path, " is longer than ",
+                        sizeof address.sun_path - 1, " bytes");
+  }
+  address.sun_family = AF_UNIX;
+  std::memcpy(address.sun_path, path.c_str(), path.size() + 1);
+  UniqueFd socket(::socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0));
+  if (!socket.valid()) return detail::fail_errno(ErrorCode::Io, errno, "socket for ", path);
+  if (::connect(socket.get(), reinterpret_cast<const sockaddr*>(&address), sizeof address) != 0) {
+    const ErrorCode code =
+        (errno == ENOENT || errno == ECONNREFUSED) ? ErrorCode::Unavailable : detail::code_for_errno(errno);
+    return detail::fail_errno(code, errno, "connect to ", path);
+  }
+  return Channel(std::move(socket));
+}
+
+Result<void> Channel::send(const Tensor& tensor) {
+  const MemoryKind kind = tensor.memory();
+  if (kind == MemoryKind::Mem) {
+    return detail::fail(ErrorCode::InvalidArgument, "channel send of mem tensor '", tensor.name(),
+                        "': heap memory cannot be shared without a copy; allocate it as shm "
+                        "(Tensor::create(shape, dtype, MemoryKind::Shm) or a TensorPool of shm)");
+  }
+  if (kind != MemoryKind::Shm && kind != MemoryKind::DmaBuf) {
+    return detail::fail(ErrorCode::NotImplemented, "channel send of a ", to_string(kind),
+                        " tensor: only shm and dmabuf memory has fds to pass");
+  }
+  MEMHAL_ASSIGN_OR_RETURN(Descriptor descriptor, Descriptor::from_tensor(tensor));
+  MEMHAL_ASSIGN_OR_RETURN(std::vector<std::byte> encoded, descriptor.encode());
+  const uint32_t fd_count = tensor.layout().buffer_count();
+  detail::WireWriter message;
+  message.put(kMagic);
+  message.put(kVersion);
+  message.put(kTypeTensor);
+  message.put(fd_count);
+  message.put_bytes(encoded);
+  const std::vector<std::byte> bytes = message.take();
+
+  std::array<int, kMaxPlanes> fds{};
+  for (uint32_t i = 0; i < fd_count; ++i) fds[i] = tensor.fd(i);
+  alignas(cmsghdr) std::array<char, CMSG_SPACE(sizeof(int) * kMaxPlanes)> control{};
+  iovec io{const_cast<std::byte*>(bytes.data()), bytes.size()};
+  msghdr header{};
+  header.msg_iov = &io;
+  header.msg_iovlen = 1;
+  header.msg_control = control.data();
+  header.msg_controllen = CMSG_SPACE(sizeof(int) * fd_count);
+  cmsghdr* rights = CMSG_FIRSTHDR(&header);
+  rights->cmsg_level = SOL_SOCKET;
+  rights->cmsg_type = SCM_RIGHTS;
+  rights->cmsg_len = CMSG_LEN(sizeof(int) * fd_count);
+  std::memcpy(CMSG_DATA(rights), fds.data(), sizeof(int) * fd_count);
+  for (;;) {
+    const ssize_t sent = ::sendmsg(socket_.get(), &header, MSG_NOSIGNAL);
+    if (sent >= 0) break;
+    if (errno == EINTR) continue;
+    const ErrorCode code = (errno == EPIPE || errno == ECONNRESET) ? ErrorCode::Unavailable : ErrorCode::Io;
+    return detail::fail_errno(code, errno, "channel send of tensor '", tensor.name(), "'");
+  }
+  bytes_sent_ += bytes.size();
+  return {};
+}
+
+Result<Tensor> Channel::receive(std::optional<std::chrono::milliseconds> timeout) {
+  MEMHAL_TRY(wait_readable(socket_.get(), timeout, "channel receive"));
+  std::array<std::byte, kMaxChannelMessage> buffer{};
+  alignas(cmsghdr) std::array<char, CMSG_SPACE(sizeof(int) * kMaxPlanes)> control{};
+  iovec io{buffer.data(), buffer.size()};
+  msghdr header{};
+  header.msg_iov = &io;
+  header.msg_iovlen = 1;
+  header.msg_control = control.data();
+  header.msg_controllen = control.size();
+  ssize_t received = -1;
+  do {
+    received = ::recvmsg(socket_.get(), &header, MSG_CMSG_CLOEXEC);
+  } while (received < 0 && errno == EINTR);
+  if (received < 0) return detail::fail_errno(ErrorCode::Io, errno, "channel receive");
+  // Own every fd that arrived before anything else can fail, so none leaks.
+  std::array<UniqueFd, kMaxPlanes> owned{};
+  std::size_t fd_count = 0;
+  bool too_many = (header.msg_flags & MSG_CTRUNC) != 0;
+  for (cmsghdr* c = CMSG_FIRSTHDR(&header); c != nullptr; c = CMSG_NXTHDR(&header, c)) {
+    if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
+    const std::size_t n = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+    for (std::size_t i = 0; i < n; ++i) {
+      int fd;
+      std::memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof fd);
+      if (fd_count < owned.size()) {
+        owned[fd_count++] = UniqueFd(fd);
+      } else {
+        ::close(fd);
+        too_many = true;
+      }
+    }
+  }
+  if (received == 0) return detail::fail(ErrorCode::Unavailable, "channel receive: the peer closed the channel");
+  bytes_received_ += static_cast<uint64_t>(received);
+  if (too_many) return detail::fail(ErrorCode::Protocol, "channel message carried more than ", kMaxPlanes, " fds");
+  if (header.msg_flags & MSG_TRUNC) {
+    return detail::fail(ErrorCode::Protocol, "channel message longer than ", kMaxChannelMessage, " bytes");
+  }
+  MEMHAL_ASSIGN_OR_RETURN(ChannelMessage message, parse_channel_message(std::span(buffer.data(), received), fd_count));
+  const auto kind = message.descriptor.memory();
+  if (kind != MemoryKind::Shm && kind != MemoryKind::DmaBuf) {
+    return detail::fail(ErrorCode::Protocol, "channel message names memory ", message.descriptor.memory_description(),
+                        "; only shm and dmabuf travel");
+  }
+  MEMHAL_ASSIGN_OR_RETURN(Layout layout, message.descriptor.layout());
+  std::array<int, kMaxPlanes> raw{};
+  for (std::size_t i = 0; i < fd_count; ++i) {
+    if (kind == MemoryKind::Shm) MEMHAL_TRY(check_memfd_seals(owned[i].get(), i));
+    raw[i] = owned[i].get();
+  }
+  // from_planes checks type (memfd vs DMA-BUF) and size against the layout, and duplicates;
+  // our copies close when `owned` goes out of scope.
+  return Tensor::from_planes(std::span<const int>(raw.data(), fd_count), layout, kind);
+}
+
+Result<Listener> Listener::bind(const std::string& path) {
+  sockaddr_un address{};
+  if (path.size() >= sizeof address.sun_path) {
+    return detail::fail(ErrorCode::InvalidArgument, "socket path ", path, " is longer than ",
+                        sizeof address.sun_path - 1, " bytes");
+  }
+  address.sun_family = AF_UNIX;
+  std::memcpy(address.sun_path, path.c_str(), path.size() + 1);
+  UniqueFd socket(::socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0));
+  if (!socket.valid()) return detail::fail_errno(ErrorCode::Io, errno, "socket for ", path);
+  if (::bind(socket.get(), reinterpret_cast<const sockaddr*>(&address), sizeof address) != 0) {
+    return detail::fail_errno(detail::code_for_errno(errno), errno, "bind of ", path);
+  }
+  if (::listen(socket.get(), 8) != 0) return detail::fail_errno(ErrorCode::Io, errno, "listen on ", path);
+  return Listener(std::move(socket), path);
+}
+
+Result<Channel> Listener::accept(std::optional<std::chrono::milliseconds> timeout) {
+  MEMHAL_TRY(wait_readable(socket_.get(), timeout, "accept"));
+  UniqueFd peer(::accept4(socket_.get(), nullptr, nullptr, SOCK_CLOEXEC));
+  if (!peer.valid()) return detail::fail_errno(ErrorCode::Io, errno, "accept on ", path_);
+  return Channel::adopt(std::move(peer));
+}
+
+Listener::~Listener() {
+  if (socket_.valid()) ::unlink(path_.c_str());
+}
+
+}  // namespace memhal::ipc

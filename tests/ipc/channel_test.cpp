@@ -1,0 +1,228 @@
+#include <dirent.h>
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <memhal/channel.hpp>
+#include <numeric>
+#include <vector>
+
+#include "test_support.hpp"
+
+extern char** environ;
+
+namespace memhal::ipc {
+namespace {
+
+int open_fd_count() {
+  int count = 0;
+  DIR* dir = ::opendir("/proc/self/fd");
+  while (dirent* entry = ::readdir(dir)) count += entry->d_name[0] != '.';
+  ::closedir(dir);
+  return count - 1;  // the directory's own fd
+}
+
+// Starts channel_peer with `socket` as its fd 3.
+pid_t spawn_peer(int socket, const char* mode) {
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, socket, 3);  // dup2 clears close-on-exec
+  const char* argv[] = {MEMHAL_CHANNEL_PEER, mode, nullptr};
+  pid_t pid = -1;
+  const int rc = ::posix_spawn(&pid, MEMHAL_CHANNEL_PEER, &actions, nullptr, const_cast<char**>(argv), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  return rc == 0 ? pid : -1;
+}
+
+int wait_exit(pid_t pid) {
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+void send_raw(int socket, std::span<const std::byte> bytes, std::span<const int> fds) {
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * 8)] = {};
+  iovec io{const_cast<std::byte*>(bytes.data()), bytes.size()};
+  msghdr header{};
+  header.msg_iov = &io;
+  header.msg_iovlen = 1;
+  if (!fds.empty()) {
+    header.msg_control = control;
+    header.msg_controllen = CMSG_SPACE(sizeof(int) * fds.size());
+    cmsghdr* rights = CMSG_FIRSTHDR(&header);
+    rights->cmsg_level = SOL_SOCKET;
+    rights->cmsg_type = SCM_RIGHTS;
+    rights->cmsg_len = CMSG_LEN(sizeof(int) * fds.size());
+    std::memcpy(CMSG_DATA(rights), fds.data(), sizeof(int) * fds.size());
+  }
+  ASSERT_GE(::sendmsg(socket, &header, 0), 0);
+}
+
+// A valid message for a {n} u8 shm tensor, for tests that then damage it.
+std::vector<std::byte> message_for(int64_t n, uint32_t fds = 1) {
+  Descriptor d;
+  d.memory_code = code(MemoryKind::Shm);
+  d.memory_name = "shm";
+  d.dtype_code = code(DType::U8);
+  d.shape = {n};
+  d.strides = {1};
+  d.buffer_sizes.assign(fds, static_cast<uint64_t>(n));
+  auto encoded = *d.encode();
+  std::vector<std::byte> out = {std::byte{'M'}, std::byte{'H'}, std::byte{'C'}, std::byte{'H'},
+                                std::byte{1},   std::byte{0},   std::byte{1},   std::byte{0},
+                                std::byte(fds), std::byte{0},   std::byte{0},   std::byte{0}};
+  out.insert(out.end(), encoded.begin(), encoded.end());
+  return out;
+}
+
+int make_memfd(std::size_t size, unsigned seals) {
+  const int fd = ::memfd_create("test", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+  EXPECT_EQ(::ftruncate(fd, static_cast<off_t>(size)), 0);
+  if (seals) EXPECT_EQ(::fcntl(fd, F_ADD_SEALS, seals), 0);
+  return fd;
+}
+
+TEST(Channel, AnotherProcessSeesTheSameMemoryAndNoPayloadCrossesTheSocket) {
+  constexpr int64_t kBytes = 16 << 20;
+  ASSERT_OK_AND_ASSIGN(auto ends, Channel::pair());
+  const pid_t peer = spawn_peer(ends.second.fd(), "receive-and-write");
+  ASSERT_GT(peer, 0);
+  ASSERT_OK_AND_ASSIGN(Tensor tensor, Tensor::create({kBytes}, DType::U8, MemoryKind::Shm, "payload"));
+  {
+    ASSERT_OK_AND_ASSIGN(TensorMap map, tensor.map(CpuAccess::Write));
+    auto bytes = *map.span<uint8_t>();
+    for (std::size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<uint8_t>(i % 251);
+  }
+  ASSERT_OK(ends.first.send(tensor));
+  ASSERT_EQ(wait_exit(peer), 0) << "the peer did not see pattern A or failed";
+  ASSERT_OK_AND_ASSIGN(TensorMap map, tensor.map(CpuAccess::Read));
+  auto bytes = *map.span<const uint8_t>();
+  for (std::size_t i = 0; i < bytes.size(); i += 4099) ASSERT_EQ(bytes[i], static_cast<uint8_t>(255 - i % 251)) << i;
+  EXPECT_LT(ends.first.bytes_sent(), 512u) << "a message, not the " << kBytes << " payload bytes";
+}
+
+TEST(Channel, ReceivedTensorMapsTheSenderMemory) {
+  ASSERT_OK_AND_ASSIGN(auto ends, Channel::pair());
+  ASSERT_OK_AND_ASSIGN(Tensor image, Tensor::image(32, 16, PixelFormat::Nv12, MemoryKind::Shm));
+  ASSERT_OK(ends.first.send(image));
+  ASSERT_OK_AND_ASSIGN(Tensor received, ends.second.receive(std::chrono::milliseconds(1000)));
+  EXPECT_EQ(received.memory(), MemoryKind::Shm);
+  EXPECT_TRUE(received.layout() == image.layout());
+  {
+    ASSERT_OK_AND_ASSIGN(TensorMap map, received.map(CpuAccess::Write));
+    map.plane(1)[5] = std::byte{77};
+  }
+  ASSERT_OK_AND_ASSIGN(TensorMap map, image.map(CpuAccess::Read));
+  EXPECT_EQ(map.plane(1)[5], std::byte{77});
+}
+
+TEST(Channel, MemTensorsAreRefusedWithAdviceToUseShm) {
+  ASSERT_OK_AND_ASSIGN(auto ends, Channel::pair());
+  ASSERT_OK_AND_ASSIGN(Tensor tensor, Tensor::create({16}, DType::U8, MemoryKind::Mem));
+  auto sent = ends.first.send(tensor);
+  EXPECT_ERROR(ErrorCode::InvalidArgument, sent);
+  EXPECT_NE(sent.error().message().find("allocate it as shm"), std::string::npos) << sent.error().message();
+}
+
+TEST(Channel, TimeoutIsBusyAndAClosedPeerIsUnavailable) {
+  ASSERT_OK_AND_ASSIGN(auto ends, Channel::pair());
+  EXPECT_ERROR(ErrorCode::Busy, ends.second.receive(std::chrono::milliseconds(10)));
+  { auto gone = std::move(ends.first); }
+  EXPECT_ERROR(ErrorCode::Unavailable, ends.second.receive(std::chrono::milliseconds(1000)));
+}
+
+TEST(Channel, ASenderThatDiesMidMessageLeavesAnErrorAndNoFd) {
+  ASSERT_OK_AND_ASSIGN(auto ends, Channel::pair());
+  const int before = open_fd_count();
+  const pid_t peer = spawn_peer(ends.second.fd(), "die-mid-message");
+  ASSERT_GT(peer, 0);
+  ASSERT_EQ(wait_exit(peer), 0);
+  auto received = ends.first.receive(std::chrono::milliseconds(2000));
+  EXPECT_ERROR(ErrorCode::Protocol, received);
+  EXPECT_EQ(open_fd_count(), before);
+}
+
+TEST(Channel, BadMessagesAndFdsAreRefusedWithoutLeaks) {
+  ASSERT_OK_AND_ASSIGN(auto ends, Channel::pair());
+  const int raw = ends.first.fd();
+  int pipe_fds[2];
+  ASSERT_EQ(::pipe2(pipe_fds, O_CLOEXEC), 0);
+  const int small = make_memfd(100, F_SEAL_SHRINK | F_SEAL_GROW);
+  const int unsealable = make_memfd(4096, F_SEAL_SEAL);
+  const int good = make_memfd(4096, F_SEAL_SHRINK);
+  char path[] = "/tmp/memhal_channel_XXXXXX";
+  const int regular = ::mkstemp(path);
+  ::unlink(path);
+  ASSERT_EQ(::ftruncate(regular, 4096), 0);
+  const int before = open_fd_count();
+
+  struct Case {
+    const char* what;
+    std::vector<std::byte> bytes;
+    std::vector<int> fds;
+    ErrorCode expected;
+  };
+  auto garbage = message_for(4096);
+  garbage[0] = std::byte{'X'};
+  auto newer = message_for(4096);
+  newer[4] = std::byte{9};
+  auto truncated = message_for(4096);
+  truncated.resize(truncated.size() - 3);
+  auto header_only = message_for(1);
+  header_only.resize(5);
+  std::vector<Case> cases{
+      {"bad magic", garbage, {good}, ErrorCode::Protocol},
+      {"newer version", newer, {good}, ErrorCode::Protocol},
+      {"truncated descriptor", truncated, {good}, ErrorCode::Corrupt},
+      {"no fds", message_for(4096), {}, ErrorCode::Protocol},
+      {"two fds for one", message_for(4096), {good, good}, ErrorCode::Protocol},
+      {"a pipe", message_for(4096), {pipe_fds[0]}, ErrorCode::InvalidArgument},
+      {"a socket", message_for(4096), {raw}, ErrorCode::InvalidArgument},
+      {"a regular file", message_for(4096), {regular}, ErrorCode::InvalidArgument},
+      {"too small", message_for(4096), {small}, ErrorCode::OutOfRange},
+      {"unsealable memfd", message_for(4096), {unsealable}, ErrorCode::InvalidArgument},
+      {"huge dimension", message_for(int64_t{1} << 62), {good}, ErrorCode::OutOfRange},
+      {"header only", header_only, {good}, ErrorCode::Protocol},
+  };
+  for (const auto& c : cases) {
+    send_raw(ends.second.fd(), c.bytes, c.fds);
+    auto received = ends.first.receive(std::chrono::milliseconds(1000));
+    ASSERT_FALSE(received.has_value()) << c.what;
+    EXPECT_EQ(received.error().code(), c.expected) << c.what << ": " << received.error().to_string();
+    EXPECT_EQ(open_fd_count(), before) << c.what << " leaked an fd";
+  }
+  send_raw(ends.second.fd(), message_for(4096), std::vector<int>{good});
+  EXPECT_OK(ends.first.receive(std::chrono::milliseconds(1000)));
+  for (int fd : {pipe_fds[0], pipe_fds[1], small, unsealable, good, regular}) ::close(fd);
+}
+
+TEST(Channel, NamedSocketsConnect) {
+  const std::string path = "/tmp/memhal_listener_" + std::to_string(::getpid());
+  ::unlink(path.c_str());
+  {
+    ASSERT_OK_AND_ASSIGN(Listener listener, Listener::bind(path));
+    ASSERT_OK_AND_ASSIGN(Channel client, Channel::connect(path));
+    ASSERT_OK_AND_ASSIGN(Channel server, listener.accept(std::chrono::milliseconds(1000)));
+    ASSERT_OK_AND_ASSIGN(Tensor tensor, Tensor::create({64}, DType::F32, MemoryKind::Shm));
+    ASSERT_OK(client.send(tensor));
+    ASSERT_OK_AND_ASSIGN(Tensor received, server.receive(std::chrono::milliseconds(1000)));
+    EXPECT_EQ(received.dtype(), DType::F32);
+    EXPECT_ERROR(ErrorCode::Busy, listener.accept(std::chrono::milliseconds(5)));
+  }
+  EXPECT_ERROR(ErrorCode::Unavailable, Channel::connect(path));
+  EXPECT_ERROR(ErrorCode::InvalidArgument, Channel::connect(std::string(200, 'x')));
+}
+
+TEST(Channel, AdoptRefusesWhatIsNotASeqpacketSocket) {
+  int pipe_fds[2];
+  ASSERT_EQ(::pipe2(pipe_fds, O_CLOEXEC), 0);
+  ::close(pipe_fds[1]);
+  EXPECT_ERROR(ErrorCode::InvalidArgument, Channel::adopt(UniqueFd(pipe_fds[0])));
+}
+
+}  // namespace
+}  // namespace memhal::ipc
