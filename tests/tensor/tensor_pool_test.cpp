@@ -1,0 +1,149 @@
+// TensorPool: pre-faulted tensors handed out and returned when their last reference drops.
+#include <atomic>
+#include <memhal/memory.hpp>
+#include <memhal/tensor_pool.hpp>
+#include <thread>
+#include <vector>
+
+#include "test_support.hpp"
+
+namespace memhal {
+namespace {
+
+using namespace std::chrono_literals;
+
+Layout rgba(int64_t width, int64_t height) {
+  return Layout::image(width, height, PixelFormat::Rgba).value();
+}
+
+TEST(TensorPool, HandsOutEveryTensorThenSaysBusy) {
+  ASSERT_OK_AND_ASSIGN(TensorPool pool, TensorPool::create(rgba(64, 32), 3, MemoryKind::Shm));
+  EXPECT_EQ(pool.capacity(), 3u);
+  EXPECT_EQ(pool.memory(), MemoryKind::Shm);
+  std::vector<Tensor> out;
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_OK_AND_ASSIGN(Tensor tensor, pool.try_acquire());
+    EXPECT_EQ(tensor.layout(), pool.layout());
+    EXPECT_EQ(tensor.memory(), MemoryKind::Shm);
+    for (const Tensor& other : out) EXPECT_FALSE(same_storage(tensor, other));
+    out.push_back(std::move(tensor));
+  }
+  EXPECT_EQ(pool.available(), 0u);
+  EXPECT_ERROR(ErrorCode::Busy, pool.try_acquire());
+  EXPECT_ERROR(ErrorCode::Busy, pool.acquire(5ms));
+  out.pop_back();
+  EXPECT_EQ(pool.available(), 1u);
+  EXPECT_OK(pool.try_acquire());
+}
+
+TEST(TensorPool, ATensorComesBackOnlyWhenItsLastViewAndMapDrop) {
+  ASSERT_OK_AND_ASSIGN(TensorPool pool, TensorPool::create(rgba(16, 16), 1, MemoryKind::Mem));
+  std::optional<Tensor> view;
+  std::optional<TensorMap> map;
+  {
+    ASSERT_OK_AND_ASSIGN(Tensor tensor, pool.try_acquire());
+    ASSERT_OK_AND_ASSIGN(view, tensor.crop(2, 2, 4, 4));
+    ASSERT_OK_AND_ASSIGN(map, tensor.map(CpuAccess::Write));
+  }
+  EXPECT_EQ(pool.available(), 0u) << "a view and a map are still out";
+  view.reset();
+  EXPECT_EQ(pool.available(), 0u) << "the map is still out";
+  map.reset();
+  EXPECT_EQ(pool.available(), 1u);
+}
+
+TEST(TensorPool, RecyclesTheSameMemory) {
+  ASSERT_OK_AND_ASSIGN(TensorPool pool, TensorPool::create(rgba(16, 16), 1, MemoryKind::Shm));
+  std::byte* first = nullptr;
+  {
+    ASSERT_OK_AND_ASSIGN(Tensor tensor, pool.try_acquire());
+    ASSERT_OK_AND_ASSIGN(TensorMap map, tensor.map(CpuAccess::Write));
+    first = map.data();
+    map.data()[0] = std::byte{77};
+  }
+  ASSERT_OK_AND_ASSIGN(Tensor again, pool.try_acquire());
+  ASSERT_OK_AND_ASSIGN(TensorMap map, again.map(CpuAccess::Read));
+  EXPECT_EQ(map.data(), first);
+  EXPECT_EQ(map.data()[0], std::byte{77}) << "recycled tensors keep the last user's bytes";
+}
+
+TEST(TensorPool, AcquireWaitsForATensorToComeBack) {
+  ASSERT_OK_AND_ASSIGN(TensorPool pool, TensorPool::create(rgba(16, 16), 1));
+  ASSERT_OK_AND_ASSIGN(Tensor held, pool.try_acquire());
+  std::thread returner([held = std::move(held)]() mutable {
+    std::this_thread::sleep_for(20ms);
+    held = Tensor::create({1}, DType::U8, MemoryKind::Mem).value();
+  });
+  auto tensor = pool.acquire(10s);
+  returner.join();
+  EXPECT_OK(tensor);
+}
+
+TEST(TensorPool, TensorsOutliveTheirPoolAndAreFreedOnce) {
+  std::vector<Tensor> out;
+  {
+    ASSERT_OK_AND_ASSIGN(TensorPool pool, TensorPool::create(rgba(32, 32), 2, MemoryKind::Shm));
+    ASSERT_OK_AND_ASSIGN(Tensor a, pool.try_acquire());
+    out.push_back(a);
+    out.push_back(std::move(a));
+  }
+  ASSERT_OK_AND_ASSIGN(TensorMap map, out[0].map(CpuAccess::Write));
+  map.data()[5] = std::byte{1};
+  EXPECT_GE(out[1].fd(), 0);
+  out.clear();  // under ASan: no use-after-free and no leak
+}
+
+TEST(TensorPool, PerPlaneImagesReturnAsAWhole) {
+  ASSERT_OK_AND_ASSIGN(Tensor prototype, Tensor::image(64, 32, PixelFormat::Nv12, MemoryKind::Shm, DType::U8,
+                                                       kDefaultRowAlign, PlaneBuffers::PerPlane));
+  ASSERT_OK_AND_ASSIGN(TensorPool pool, TensorPool::create(prototype.layout(), 1, MemoryKind::Shm));
+  {
+    ASSERT_OK_AND_ASSIGN(Tensor tensor, pool.try_acquire());
+    EXPECT_GE(tensor.fd(1), 0);
+    EXPECT_NE(tensor.fd(0), tensor.fd(1));
+  }
+  EXPECT_EQ(pool.available(), 1u);
+}
+
+TEST(TensorPool, ConcurrentAcquireAndReleaseNeverHandOutOneTensorTwice) {
+  ASSERT_OK_AND_ASSIGN(TensorPool pool, TensorPool::create(rgba(8, 8), 3, MemoryKind::Mem));
+  std::atomic<int> failures{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 500; ++i) {
+        auto tensor = pool.acquire(5s);
+        if (!tensor) {
+          ++failures;
+          continue;
+        }
+        auto map = tensor->map(CpuAccess::Write);
+        const auto mark = std::byte(t * 16 + 1);
+        map->data()[0] = mark;
+        std::this_thread::yield();
+        if (map->data()[0] != mark) ++failures;  // another thread holds the same tensor
+      }
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  EXPECT_EQ(failures.load(), 0);
+  EXPECT_EQ(pool.available(), 3u);
+}
+
+TEST(TensorPool, BadRequestsAreRefused) {
+  EXPECT_ERROR(ErrorCode::InvalidArgument, TensorPool::create(rgba(8, 8), 0));
+  const auto pinned = TensorPool::create(rgba(8, 8), 2, MemoryKind::Cuda);
+  EXPECT_FALSE(pinned.has_value()) << "a pinned kind never falls back";
+  ASSERT_OK_AND_ASSIGN(TensorPool pool, TensorPool::create(rgba(8, 8), 1));
+  TensorPool moved = std::move(pool);
+  EXPECT_OK(moved.try_acquire());
+}
+
+TEST(TensorPool, AutoSelectionFollowsTheImageChain) {
+  ASSERT_OK_AND_ASSIGN(TensorPool pool, TensorPool::create(rgba(8, 8), 1));
+  EXPECT_EQ(pool.memory(),
+            is_available(MemoryKind::DmaBuf) && !force_mem_requested() ? MemoryKind::DmaBuf : MemoryKind::Mem);
+}
+
+}  // namespace
+}  // namespace memhal
