@@ -69,6 +69,9 @@ void CpuConverter::prepare(const ImageRef& src, const ImageRef& dst, const Rect&
     for (int64_t o = 0; horizontal_identity_ && o < geometry_.content.width; ++o) {
       horizontal_identity_ = h.index[o] == o && h.weight[o] == 0.0f;
     }
+    // Upscaling reuses each resampled line for several output rows: cache them. Downscaling
+    // uses a line at most twice: blending the two source lines first halves the resampling.
+    cache_lines_ = geometry_.lines < geometry_.content.height || horizontal_identity_;
   }
   src_ = &src;
   dst_ = &dst;
@@ -83,7 +86,7 @@ void CpuConverter::prepare(const ImageRef& src, const ImageRef& dst, const Rect&
   const auto content_w = static_cast<std::size_t>(geometry_.content.width);
   const auto dst_w = static_cast<std::size_t>(dst.width);
   for (Scratch& s : scratch_) {
-    grow(s.line, 4 * (positions + 1));
+    grow(s.line, 2 * 4 * (positions + 1));
     grow(s.cache, 2 * 4 * content_w);
     grow(s.rows, 2 * 4 * dst_w);
     grow(s.scratch, std::max(dst_w, 4 * content_w));
@@ -123,21 +126,22 @@ void CpuConverter::process(Scratch& s, int64_t y0, int64_t y1) {
   }
 }
 
-void CpuConverter::resample_line(Scratch& s, int64_t line, float* out) {
+RgbaRows CpuConverter::decode_line(Scratch& s, int64_t line, int slot) {
   const Geometry& g = geometry_;
   const int64_t n = g.positions;
-  const int64_t content_w = g.content.width;
-  const RgbaRows target{out, content_w};
-  if (horizontal_identity_) {
-    read_row(*src_, g.crop.x, g.crop.y + line, n, coeffs_, alpha_, target, s.staging.data());
-    return;
-  }
-  const RgbaRows raw{s.line.data(), n + 1};
+  const RgbaRows raw{s.line.data() + slot * 4 * (n + 1), n + 1};
   if (g.column_lines) {
     read_column(*src_, g.crop.x + line, g.crop.y, n, coeffs_, alpha_, raw);
   } else {
     read_row(*src_, g.crop.x, g.crop.y + line, n, coeffs_, alpha_, raw, s.staging.data());
   }
+  return raw;
+}
+
+void CpuConverter::resample(const RgbaRows& raw, const RgbaRows& target) {
+  const Geometry& g = geometry_;
+  const int64_t n = g.positions;
+  const int64_t content_w = g.content.width;
   const AxisTaps& h = g.horizontal;
   for (int c = 0; c < channels_; ++c) {
     float* in = raw.channel(c);
@@ -153,6 +157,26 @@ void CpuConverter::resample_line(Scratch& s, int64_t line, float* out) {
       o[x] = sum;
     }
   }
+}
+
+void CpuConverter::resample_line(Scratch& s, int64_t line, float* out) {
+  const Geometry& g = geometry_;
+  const RgbaRows target{out, g.content.width};
+  if (horizontal_identity_) {
+    read_row(*src_, g.crop.x, g.crop.y + line, g.positions, coeffs_, alpha_, target, s.staging.data());
+    return;
+  }
+  resample(decode_line(s, line, 0), target);
+}
+
+void CpuConverter::blend_then_resample(Scratch& s, int64_t line, float w, const RgbaRows& out) {
+  const RgbaRows a = decode_line(s, line, 0);
+  if (w != 0.0f) {
+    const RgbaRows b = decode_line(s, line + 1, 1);
+    for (int c = 0; c < channels_; ++c)
+      kernels::blend_2(a.channel(c), b.channel(c), w, a.channel(c), geometry_.positions);
+  }
+  resample(a, out);
 }
 
 const float* CpuConverter::cached_line(Scratch& s, int64_t line, int64_t keep) {
@@ -185,7 +209,9 @@ void CpuConverter::compose_row(Scratch& s, int64_t y, const RgbaRows& row) {
   const int64_t r = y - box.y;
   const AxisTaps& v = g.vertical;
   const int64_t stride = box.width;
-  if (v.two_tap) {
+  if (v.two_tap && !cache_lines_) {
+    blend_then_resample(s, v.index[r], v.weight[r], RgbaRows{row.base + box.x, row.stride});
+  } else if (v.two_tap) {
     const int64_t l0 = v.index[r];
     const float w = v.weight[r];
     const float* a = cached_line(s, l0, -1);

@@ -28,7 +28,7 @@ class CpuConverter {
 
  private:
   struct Scratch {
-    std::vector<float> line;   // one decoded source line, 4 channels, plus a guard element
+    std::vector<float> line;   // two decoded source lines, 4 channels, plus a guard element
     std::vector<float> cache;  // two horizontally resampled lines
     std::array<int64_t, 2> tags{-1, -1};
     std::vector<float> rows;     // two destination rows (4:2:0 outputs write pairs)
@@ -52,6 +52,9 @@ class CpuConverter {
   void compose_row(Scratch& s, int64_t y, const RgbaRows& row);
   const float* cached_line(Scratch& s, int64_t line, int64_t keep);
   void resample_line(Scratch& s, int64_t line, float* out);
+  RgbaRows decode_line(Scratch& s, int64_t line, int slot);
+  void resample(const RgbaRows& raw, const RgbaRows& target);
+  void blend_then_resample(Scratch& s, int64_t line, float w, const RgbaRows& out);
 
   std::unique_ptr<ThreadPool> pool_;
   std::vector<Scratch> scratch_;
@@ -59,6 +62,7 @@ class CpuConverter {
   Key key_{};
   bool has_key_ = false;
   bool horizontal_identity_ = false;
+  bool cache_lines_ = false;
 
   // State of the run in progress.
   const ImageRef* src_ = nullptr;

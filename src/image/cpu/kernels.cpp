@@ -69,7 +69,8 @@ void Resample2Tap(const float* HWY_RESTRICT in, const int32_t* HWY_RESTRICT inde
   }
 }
 
-void Blend2(const float* HWY_RESTRICT a, const float* HWY_RESTRICT b, float wb, float* HWY_RESTRICT out, int64_t n) {
+// `out` may be `a` or `b`: each element is read before it is written.
+void Blend2(const float* a, const float* b, float wb, float* out, int64_t n) {
   const DF df;
   const int64_t lanes = static_cast<int64_t>(hn::Lanes(df));
   const auto w = hn::Set(df, wb);
