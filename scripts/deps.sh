@@ -11,6 +11,7 @@ packages=(
   libpng-dev libjpeg62-turbo-dev                     # memhal convert reads and writes images
   libyuv-dev libopencv-dev                           # image tests and bench: the peers
   libgtest-dev libgmock-dev                          # tests
+  libdrm-dev                                         # DRM uapi headers: vgem PRIME test in the VM
   libbenchmark-dev                                   # bench/
   python3                                            # test scripts (JSON checks)
   "$@"
