@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite: installs what is missing, then builds and runs every test twice —
-# a warnings-as-errors build, and an ASan+UBSan build of the unit tests.
+# a warnings-as-errors build, and an ASan+UBSan build of the unit tests — plus a TSan build
+# of the concurrency stress tests (CTest label tsan).
 # Usage: scripts/test.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -23,6 +24,14 @@ cmake --build build/asan -j "$jobs"
 section "tests under ASan+UBSan"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir build/asan -j "$jobs" --output-on-failure -L unit || status=1
+
+section "build (TSan: the concurrency stress tests)"
+cmake -S . -B build/tsan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DMEMHAL_WERROR=ON \
+  -DMEMHAL_SANITIZE=thread -DMEMHAL_BUILD_BENCH=OFF >/dev/null
+cmake --build build/tsan -j "$jobs" --target frame_stress_test
+section "tests under TSan"
+TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
+  ctest --test-dir build/tsan -j "$jobs" --output-on-failure -L tsan || status=1
 
 section "result"
 [ $status -eq 0 ] && echo "all test runs passed" || echo "some test runs FAILED"

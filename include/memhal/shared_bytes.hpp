@@ -40,6 +40,9 @@ class MEMHAL_EXPORT SharedBytes {
 
   /// `size` new zeroed bytes, 64-byte aligned, owned by memhal. `OutOfMemory` on failure.
   static Result<SharedBytes> allocate(std::size_t size);
+  /// As `allocate`, without zeroing: the contents are unspecified until written, for a
+  /// caller about to write every byte (a gather, a decoder's output).
+  static Result<SharedBytes> allocate_for_overwrite(std::size_t size);
   /// A new owned copy of `bytes`. `OutOfMemory` on failure.
   static Result<SharedBytes> copy_of(std::span<const std::byte> bytes);
   /// Takes the vector's buffer (no copy); memhal owns it from now on.

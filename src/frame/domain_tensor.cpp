@@ -115,9 +115,14 @@ Result<MemoryDomain> dmabuf_domain(const Tensor& tensor) {
   dmabuf.width = layout.is_multi_plane() ? layout.shape()[1] : layout.shape()[planar ? 2 : 1];
   dmabuf.plane_count = static_cast<uint32_t>(planes.size());
   const auto& buffers = detail::TensorAccess::buffers(tensor);
+  std::array<SharedFd, kMaxPlanes> fds{};
   for (std::size_t i = 0; i < planes.size(); ++i) {
-    // The storage keeps its own fd; the domain gets a duplicate it owns.
-    MEMHAL_ASSIGN_OR_RETURN(dmabuf.planes[i].fd, SharedFd::duplicate(buffers[planes[i].buffer]->fd()));
+    // The storage keeps its own fd; the domain gets one duplicate per buffer, which it owns.
+    SharedFd& fd = fds[planes[i].buffer];
+    if (!fd) {
+      MEMHAL_ASSIGN_OR_RETURN(fd, SharedFd::duplicate(buffers[planes[i].buffer]->fd()));
+    }
+    dmabuf.planes[i].fd = fd;
     dmabuf.planes[i].offset = planes[i].offset;
     dmabuf.planes[i].pitch = planes[i].pitch;
   }

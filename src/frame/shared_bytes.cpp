@@ -17,27 +17,40 @@ struct FreeBytes {
   void operator()(const void* bytes) const noexcept { std::free(const_cast<void*>(bytes)); }
 };
 
-}  // namespace
-
-Result<SharedBytes> SharedBytes::allocate(std::size_t size) {
+// A new owned block; `zero` is false where the caller overwrites every byte at once.
+Result<detail::Counted<detail::ByteBlock>> new_block(std::size_t size, bool zero) {
   const std::size_t rounded = (std::max<std::size_t>(size, 1) + kAlignment - 1) / kAlignment * kAlignment;
   if (rounded < size) return detail::fail(ErrorCode::OutOfMemory, "allocation of ", size, " system bytes overflows");
   void* bytes = std::aligned_alloc(kAlignment, rounded);
   if (bytes == nullptr) return detail::fail(ErrorCode::OutOfMemory, "allocation of ", size, " system bytes failed");
-  std::memset(bytes, 0, rounded);
+  if (zero) std::memset(bytes, 0, rounded);
   auto block = detail::Counted<detail::ByteBlock>::make();
   block->data = static_cast<std::byte*>(bytes);
   block->size = size;
   block->writable = true;
   block->owner = std::shared_ptr<const void>(bytes, FreeBytes{});
+  return block;
+}
+
+}  // namespace
+
+Result<SharedBytes> SharedBytes::allocate(std::size_t size) {
+  MEMHAL_ASSIGN_OR_RETURN(auto block, new_block(size, true));
+  const std::byte* data = block->data;
+  return SharedBytes(std::move(block), data, size);
+}
+
+Result<SharedBytes> SharedBytes::allocate_for_overwrite(std::size_t size) {
+  MEMHAL_ASSIGN_OR_RETURN(auto block, new_block(size, false));
   const std::byte* data = block->data;
   return SharedBytes(std::move(block), data, size);
 }
 
 Result<SharedBytes> SharedBytes::copy_of(std::span<const std::byte> bytes) {
-  MEMHAL_ASSIGN_OR_RETURN(SharedBytes copy, allocate(bytes.size()));
-  if (!bytes.empty()) std::memcpy(copy.mutable_data(), bytes.data(), bytes.size());
-  return copy;
+  MEMHAL_ASSIGN_OR_RETURN(auto block, new_block(bytes.size(), false));
+  if (!bytes.empty()) std::memcpy(block->data, bytes.data(), bytes.size());
+  const std::byte* data = block->data;
+  return SharedBytes(std::move(block), data, bytes.size());
 }
 
 SharedBytes SharedBytes::adopt(std::vector<std::byte> bytes) {

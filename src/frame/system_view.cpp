@@ -65,7 +65,8 @@ Result<SystemView> SystemView::rotate270() const {
 
 Result<SystemView> SystemView::materialize() const {
   const TensorView dense = view_.dense();
-  MEMHAL_ASSIGN_OR_RETURN(SharedBytes copy, SharedBytes::allocate(static_cast<std::size_t>(dense.nbytes())));
+  MEMHAL_ASSIGN_OR_RETURN(SharedBytes copy,
+                          SharedBytes::allocate_for_overwrite(static_cast<std::size_t>(dense.nbytes())));
   if (!view_.empty()) {
     detail::copy_strided(element0(), view_.strides(), copy.mutable_data(), dense.strides(), view_.shape(),
                          view_.element_size());
