@@ -42,8 +42,10 @@ Tensor must(Result<Tensor> result) {
 Tensor frame(PixelFormat format) {
   Tensor t = must(Tensor::image(kSrcW, kSrcH, format, MemoryKind::Mem, DType::U8, 1));
   auto map = *t.map(CpuAccess::Write);
+  // Packed (row_align 1): the planes follow one another from the first.
+  std::byte* first = t.layout().is_multi_plane() ? map.plane(0) : map.data();
   std::mt19937 rng(1);
-  for (std::size_t i = 0; i < map.size_bytes(); ++i) map.data()[i] = std::byte((i * 7 + (rng() & 15)) & 0xFF);
+  for (int64_t i = 0; i < t.nbytes(); ++i) first[i] = std::byte((i * 7 + (rng() & 15)) & 0xFF);
   return t;
 }
 

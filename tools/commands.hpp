@@ -8,5 +8,6 @@
 namespace memhal::cli {
 
 int run_info(std::span<const std::string_view> args);
+int run_convert(std::span<const std::string_view> args);
 
 }  // namespace memhal::cli

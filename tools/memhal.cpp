@@ -12,7 +12,8 @@ constexpr std::string_view kUsage =
     "usage: memhal <command> [options]\n"
     "\n"
     "commands:\n"
-    "  info [--json]   memory kinds with code, availability and reason\n";
+    "  info [--json]   memory kinds with code, availability and reason\n"
+    "  convert IN OUT  an image or raw YUV frame through ImageProcessor, to PNG or .npy\n";
 
 }  // namespace
 
@@ -25,6 +26,7 @@ int main(int argc, char** argv) {
   const std::string_view command = args[0];
   const std::span<const std::string_view> rest(args.data() + 1, args.size() - 1);
   if (command == "info") return memhal::cli::run_info(rest);
+  if (command == "convert") return memhal::cli::run_convert(rest);
   std::cerr << "memhal: unknown command '" << command << "'\n" << kUsage;
   return 2;
 }
