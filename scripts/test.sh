@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite: installs what is missing, then builds and runs every test twice —
 # a warnings-as-errors build, and an ASan+UBSan build of the unit tests — plus a TSan build
-# of the concurrency stress tests (CTest label tsan).
+# of the concurrency stress tests (CTest label tsan), and a short libFuzzer run of every
+# parser (scripts/fuzz.sh; longer runs: scripts/fuzz.sh SECONDS).
 # Usage: scripts/test.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -32,6 +33,9 @@ cmake --build build/tsan -j "$jobs" --target frame_stress_test
 section "tests under TSan"
 TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
   ctest --test-dir build/tsan -j "$jobs" --output-on-failure -L tsan || status=1
+
+section "fuzzing (libFuzzer, 60 s a target)"
+scripts/fuzz.sh 60 || status=1
 
 section "result"
 [ $status -eq 0 ] && echo "all test runs passed" || echo "some test runs FAILED"

@@ -13,6 +13,8 @@ constexpr std::string_view kUsage =
     "\n"
     "commands:\n"
     "  info [--json]   memory kinds with code, availability and reason\n"
+    "  demo [options]  the main job: zero-copy fan-out of camera frames to two consumers\n"
+    "  inspect FILE    the records of a .mhrec recording\n"
     "  convert IN OUT  an image or raw YUV frame through ImageProcessor, to PNG or .npy\n";
 
 }  // namespace
@@ -26,6 +28,8 @@ int main(int argc, char** argv) {
   const std::string_view command = args[0];
   const std::span<const std::string_view> rest(args.data() + 1, args.size() - 1);
   if (command == "info") return memhal::cli::run_info(rest);
+  if (command == "demo") return memhal::cli::run_demo(rest);
+  if (command == "inspect") return memhal::cli::run_inspect(rest);
   if (command == "convert") return memhal::cli::run_convert(rest);
   std::cerr << "memhal: unknown command '" << command << "'\n" << kUsage;
   return 2;

@@ -20,6 +20,7 @@
 #include <memhal/descriptor.hpp>
 #include <memhal/error.hpp>
 #include <memhal/export.hpp>
+#include <memhal/frame.hpp>
 #include <memhal/tensor.hpp>
 #include <memhal/unique_fd.hpp>
 #include <optional>
@@ -56,12 +57,19 @@ class MEMHAL_EXPORT Channel {
   /// the tensor stays the caller's. `InvalidArgument` for Mem (allocate Shm instead),
   /// `NotImplemented` for kinds without fds, `Unavailable` when the peer has gone, `Io`.
   Result<void> send(const Tensor& tensor);
+  /// Sends `frame`: its payload as a tensor (`MemoryDomain::to_tensor`, no copy), with its
+  /// timing and sequence. Metadata stays in this process. Errors as `send(Tensor)` and
+  /// `to_tensor`.
+  Result<void> send(const Frame& frame);
 
   /// Waits for the next tensor (up to `timeout`; forever when empty). `Busy` on timeout,
   /// `Unavailable` when the peer closed, `Protocol` / `Corrupt` for a bad message,
   /// `InvalidArgument` / `OutOfRange` for an fd of the wrong type or size. On every error all
   /// fds that arrived are closed.
   Result<Tensor> receive(std::optional<std::chrono::milliseconds> timeout = std::nullopt);
+  /// As `receive`, for a frame: the tensor becomes the payload (`MemoryDomain::from_tensor`),
+  /// with the timing and sequence that were sent. `Protocol` when a bare tensor arrives.
+  Result<Frame> receive_frame(std::optional<std::chrono::milliseconds> timeout = std::nullopt);
 
   /// The socket, still owned by the channel (to pass to a child, or to poll on).
   int fd() const noexcept { return socket_.get(); }
@@ -71,6 +79,8 @@ class MEMHAL_EXPORT Channel {
 
  private:
   explicit Channel(UniqueFd socket) : socket_(std::move(socket)) {}
+  Result<void> send_tensor(const Tensor& tensor, const std::optional<Descriptor::FrameFields>& frame);
+  Result<std::pair<Descriptor, Tensor>> receive_message(std::optional<std::chrono::milliseconds> timeout);
   UniqueFd socket_;
   uint64_t bytes_sent_ = 0;
   uint64_t bytes_received_ = 0;

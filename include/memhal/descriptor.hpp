@@ -16,7 +16,7 @@
 /// u8 rank           i64 shape[rank]  i64 strides[rank]  i64 offset
 /// u8 plane_count    { u32 buffer  i64 offset  i64 pitch }[plane_count]
 /// u8 buffer_count   u64 buffer_size[buffer_count]
-/// flags bit 0 (frame timing): i64 pts_ns  i64 dts_ns  i64 duration_ns  u64 sequence
+/// flags bit 0 (a frame): i64 pts  i64 dts  i64 duration (INT64_MIN: unknown)  u64 sequence
 /// u16 name_length   name
 /// ```
 /// Thread-safe as a value type.
@@ -26,6 +26,7 @@
 #include <cstdint>
 #include <memhal/error.hpp>
 #include <memhal/export.hpp>
+#include <memhal/frame.hpp>
 #include <memhal/layout.hpp>
 #include <memhal/vocabulary.hpp>
 #include <optional>
@@ -42,16 +43,6 @@ namespace memhal::ipc {
 inline constexpr uint16_t kDescriptorVersion = 1;
 inline constexpr std::size_t kMaxDescriptorName = 1024;  ///< longest tensor name carried, bytes
 
-/// Presentation timing of a frame (nanoseconds; `kNoTime` when unknown).
-struct FrameTiming {
-  static constexpr int64_t kNoTime = INT64_MIN;
-  int64_t pts_ns = kNoTime;
-  int64_t dts_ns = kNoTime;
-  int64_t duration_ns = kNoTime;
-  uint64_t sequence = 0;
-  friend bool operator==(const FrameTiming&, const FrameTiming&) = default;
-};
-
 struct MEMHAL_EXPORT Descriptor {
   uint32_t memory_code = 0;        ///< `MemoryKind` code of the original backing
   std::string memory_name;         ///< its wire string (kept for codes this build does not know)
@@ -64,7 +55,13 @@ struct MEMHAL_EXPORT Descriptor {
   int64_t offset = 0;                  ///< byte offset of element 0 in buffer 0
   std::vector<PlaneLayout> planes;     ///< buffer/offset/pitch of each plane (multi-plane images)
   std::vector<uint64_t> buffer_sizes;  ///< bytes of each buffer (fd) that goes with it
-  std::optional<FrameTiming> timing;   ///< set for frames
+  /// Frame fields, present when the descriptor describes a `Frame` rather than a bare tensor.
+  struct FrameFields {
+    FrameTiming timing;
+    uint64_t sequence = 0;
+    friend bool operator==(const FrameFields&, const FrameFields&) = default;
+  };
+  std::optional<FrameFields> frame;
   std::string name;
 
   /// The descriptor of `tensor`: its layout, its memory kind and the sizes of its buffers.

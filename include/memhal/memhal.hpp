@@ -2,10 +2,10 @@
 /// All of memhal's C++ API in one include.
 #pragma once
 
-#include <memhal/counted.hpp>
-#include <memhal/dma_buf_source.hpp>
 #include <memhal/channel.hpp>
+#include <memhal/counted.hpp>
 #include <memhal/descriptor.hpp>
+#include <memhal/dma_buf_source.hpp>
 #include <memhal/error.hpp>
 #include <memhal/foreign_handles.hpp>
 #include <memhal/frame.hpp>

@@ -115,6 +115,15 @@ Result<Channel> Channel::connect(const std::string& path) {
 }
 
 Result<void> Channel::send(const Tensor& tensor) {
+  return send_tensor(tensor, std::nullopt);
+}
+
+Result<void> Channel::send(const Frame& frame) {
+  MEMHAL_ASSIGN_OR_RETURN(Tensor tensor, frame.payload.to_tensor());
+  return send_tensor(tensor, Descriptor::FrameFields{frame.timing, frame.sequence});
+}
+
+Result<void> Channel::send_tensor(const Tensor& tensor, const std::optional<Descriptor::FrameFields>& frame) {
   const MemoryKind kind = tensor.memory();
   if (kind == MemoryKind::Mem) {
     return detail::fail(ErrorCode::InvalidArgument, "channel send of mem tensor '", tensor.name(),
@@ -126,6 +135,7 @@ Result<void> Channel::send(const Tensor& tensor) {
                         " tensor: only shm and dmabuf memory has fds to pass");
   }
   MEMHAL_ASSIGN_OR_RETURN(Descriptor descriptor, Descriptor::from_tensor(tensor));
+  descriptor.frame = frame;
   MEMHAL_ASSIGN_OR_RETURN(std::vector<std::byte> encoded, descriptor.encode());
   const uint32_t fd_count = tensor.layout().buffer_count();
   detail::WireWriter message;
@@ -162,6 +172,19 @@ Result<void> Channel::send(const Tensor& tensor) {
 }
 
 Result<Tensor> Channel::receive(std::optional<std::chrono::milliseconds> timeout) {
+  MEMHAL_ASSIGN_OR_RETURN(auto message, receive_message(timeout));
+  return std::move(message.second);
+}
+
+Result<Frame> Channel::receive_frame(std::optional<std::chrono::milliseconds> timeout) {
+  MEMHAL_ASSIGN_OR_RETURN(auto message, receive_message(timeout));
+  if (!message.first.frame) return detail::fail(ErrorCode::Protocol, "channel received a bare tensor, not a frame");
+  MEMHAL_ASSIGN_OR_RETURN(MemoryDomain payload, MemoryDomain::from_tensor(message.second));
+  Frame frame{std::move(payload), message.first.frame->timing, message.first.frame->sequence, {}};
+  return frame;
+}
+
+Result<std::pair<Descriptor, Tensor>> Channel::receive_message(std::optional<std::chrono::milliseconds> timeout) {
   MEMHAL_TRY(wait_readable(socket_.get(), timeout, "channel receive"));
   std::array<std::byte, kMaxChannelMessage> buffer{};
   alignas(cmsghdr) std::array<char, CMSG_SPACE(sizeof(int) * kMaxPlanes)> control{};
@@ -214,7 +237,8 @@ Result<Tensor> Channel::receive(std::optional<std::chrono::milliseconds> timeout
   }
   // from_planes checks type (memfd vs DMA-BUF) and size against the layout, and duplicates;
   // our copies close when `owned` goes out of scope.
-  return Tensor::from_planes(std::span<const int>(raw.data(), fd_count), layout, kind);
+  MEMHAL_ASSIGN_OR_RETURN(Tensor tensor, Tensor::from_planes(std::span<const int>(raw.data(), fd_count), layout, kind));
+  return std::pair<Descriptor, Tensor>(std::move(message.descriptor), std::move(tensor));
 }
 
 Result<Listener> Listener::bind(const std::string& path) {

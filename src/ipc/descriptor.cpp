@@ -10,8 +10,9 @@ namespace memhal::ipc {
 namespace {
 
 constexpr uint32_t kMagic = 0x5344484d;  // "MHDS" in file order
-constexpr uint16_t kFlagTiming = 1;
-constexpr uint16_t kKnownFlags = kFlagTiming;
+constexpr uint16_t kFlagFrame = 1;
+constexpr uint16_t kKnownFlags = kFlagFrame;
+constexpr int64_t kNoTime = INT64_MIN;  // an unknown time on the wire
 
 }  // namespace
 
@@ -82,7 +83,7 @@ Result<std::vector<std::byte>> Descriptor::encode() const {
   detail::WireWriter out;
   out.put(kMagic);
   out.put(kDescriptorVersion);
-  out.put(static_cast<uint16_t>(timing ? kFlagTiming : 0));
+  out.put(static_cast<uint16_t>(frame ? kFlagFrame : 0));
   out.put(uint32_t{0});  // total length, patched below
   out.put(memory_code);
   out.put(static_cast<uint8_t>(memory_name.size()));
@@ -103,11 +104,11 @@ Result<std::vector<std::byte>> Descriptor::encode() const {
   }
   out.put(static_cast<uint8_t>(buffer_sizes.size()));
   for (uint64_t size : buffer_sizes) out.put(size);
-  if (timing) {
-    out.put(timing->pts_ns);
-    out.put(timing->dts_ns);
-    out.put(timing->duration_ns);
-    out.put(timing->sequence);
+  if (frame) {
+    for (const auto& time : {frame->timing.pts, frame->timing.dts, frame->timing.duration}) {
+      out.put(time.value_or(kNoTime));
+    }
+    out.put(frame->sequence);
   }
   out.put(static_cast<uint16_t>(name.size()));
   out.put_string(name);
@@ -167,12 +168,15 @@ Result<Descriptor> Descriptor::decode(std::span<const std::byte> bytes) {
   for (auto& size : out.buffer_sizes) {
     if (!in.get(size)) return truncated("the buffer sizes");
   }
-  if (flags & kFlagTiming) {
-    FrameTiming timing;
-    if (!in.get(timing.pts_ns) || !in.get(timing.dts_ns) || !in.get(timing.duration_ns) || !in.get(timing.sequence)) {
-      return truncated("the frame timing");
+  if (flags & kFlagFrame) {
+    FrameFields fields;
+    for (auto* time : {&fields.timing.pts, &fields.timing.dts, &fields.timing.duration}) {
+      int64_t value = 0;
+      if (!in.get(value)) return truncated("the frame timing");
+      if (value != kNoTime) *time = value;
     }
-    out.timing = timing;
+    if (!in.get(fields.sequence)) return truncated("the frame sequence");
+    out.frame = fields;
   }
   uint16_t name_length = 0;
   if (!in.get(name_length) || !in.get_string(name_length, out.name)) return truncated("the name");
@@ -192,8 +196,7 @@ bool operator==(const Descriptor& a, const Descriptor& b) {
   return a.memory_code == b.memory_code && a.memory_name == b.memory_name && a.dtype_code == b.dtype_code &&
          a.pixel_format_code == b.pixel_format_code && a.compression_code == b.compression_code &&
          a.drm_modifier == b.drm_modifier && a.shape == b.shape && a.strides == b.strides && a.offset == b.offset &&
-         same_planes(a.planes, b.planes) && a.buffer_sizes == b.buffer_sizes && a.timing == b.timing &&
-         a.name == b.name;
+         same_planes(a.planes, b.planes) && a.buffer_sizes == b.buffer_sizes && a.frame == b.frame && a.name == b.name;
 }
 
 }  // namespace memhal::ipc

@@ -26,7 +26,14 @@ Descriptor random_descriptor(std::mt19937_64& rng) {
                         static_cast<int64_t>(rng() % 10000), 0, 0, 0});
   }
   for (std::size_t i = rng() % (kMaxPlanes + 1); i > 0; --i) d.buffer_sizes.push_back(rng());
-  if (rng() % 2) d.timing = FrameTiming{static_cast<int64_t>(rng()), FrameTiming::kNoTime, 33'333'333, rng()};
+  if (rng() % 2) {
+    Descriptor::FrameFields frame;
+    frame.timing.pts = static_cast<int64_t>(rng() >> 1);
+    if (rng() % 2) frame.timing.dts = -static_cast<int64_t>(rng() % 1000);
+    frame.timing.duration = 33'333'333;
+    frame.sequence = rng();
+    d.frame = frame;
+  }
   d.name = std::string(rng() % 40, 'n');
   return d;
 }
