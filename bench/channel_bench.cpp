@@ -1,0 +1,144 @@
+// Passing a tensor to another process: memhal's Channel (descriptor + fd, the payload stays
+// put) against writing the same bytes through a socket, at 4 KiB, 1 MiB and 64 MiB. Each
+// iteration is a round trip: send, the child receives (and reads one byte of the payload),
+// the child acknowledges. Ratios are printed after the table.
+#include <benchmark/benchmark.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <memhal/channel.hpp>
+#include <string>
+#include <vector>
+
+namespace {
+
+using memhal::Tensor;
+
+constexpr int64_t kSizes[] = {4 << 10, 1 << 20, 64 << 20};
+
+void must(bool ok, const char* what) {
+  if (!ok) {
+    std::fprintf(stderr, "channel_bench: %s failed\n", what);
+    std::exit(1);
+  }
+}
+
+// The child of the Channel benchmark: receive, touch, acknowledge, until the channel closes.
+[[noreturn]] void channel_child(memhal::ipc::Channel channel, int ack) {
+  for (;;) {
+    auto tensor = channel.receive();
+    if (!tensor) _exit(0);
+    auto map = tensor->map(memhal::CpuAccess::Read);
+    const char seen = map ? static_cast<char>(map->data()[0]) : 0;
+    if (::write(ack, &seen, 1) != 1) _exit(1);
+  }
+}
+
+void BM_ChannelRoundTrip(benchmark::State& state) {
+  auto ends = memhal::ipc::Channel::pair();
+  int acks[2];
+  must(ends.has_value() && ::pipe(acks) == 0, "setup");
+  const pid_t child = ::fork();
+  if (child == 0) {
+    ::close(acks[0]);
+    { auto unused = std::move(ends->first); }
+    channel_child(std::move(ends->second), acks[1]);
+  }
+  ::close(acks[1]);
+  { auto unused = std::move(ends->second); }
+  auto tensor = Tensor::create({state.range(0)}, memhal::DType::U8, memhal::MemoryKind::Shm);
+  must(tensor.has_value(), "shm tensor");
+  for (auto _ : state) {
+    must(ends->first.send(*tensor).has_value(), "send");
+    char seen;
+    must(::read(acks[0], &seen, 1) == 1, "ack");
+  }
+  state.SetBytesProcessed(state.iterations() * state.range(0));
+  state.counters["socket_bytes_per_send"] =
+      static_cast<double>(ends->first.bytes_sent()) / static_cast<double>(std::max<int64_t>(state.iterations(), 1));
+  { auto closed = std::move(ends->first); }
+  ::waitpid(child, nullptr, 0);
+  ::close(acks[0]);
+}
+
+// The peer: the same bytes written through a stream socket and read in full by the child.
+void BM_SocketCopyRoundTrip(benchmark::State& state) {
+  const std::size_t size = static_cast<std::size_t>(state.range(0));
+  int sockets[2], acks[2];
+  must(::socketpair(AF_UNIX, SOCK_STREAM, 0, sockets) == 0 && ::pipe(acks) == 0, "setup");
+  const pid_t child = ::fork();
+  if (child == 0) {
+    ::close(sockets[0]);
+    ::close(acks[0]);
+    std::vector<char> buffer(size);
+    for (;;) {
+      std::size_t got = 0;
+      while (got < size) {
+        const ssize_t n = ::read(sockets[1], buffer.data() + got, size - got);
+        if (n <= 0) _exit(0);
+        got += static_cast<std::size_t>(n);
+      }
+      if (::write(acks[1], buffer.data(), 1) != 1) _exit(1);
+    }
+  }
+  ::close(sockets[1]);
+  ::close(acks[1]);
+  std::vector<char> payload(size, 7);
+  for (auto _ : state) {
+    std::size_t sent = 0;
+    while (sent < size) {
+      const ssize_t n = ::write(sockets[0], payload.data() + sent, size - sent);
+      must(n > 0, "write");
+      sent += static_cast<std::size_t>(n);
+    }
+    char seen;
+    must(::read(acks[0], &seen, 1) == 1, "ack");
+  }
+  state.SetBytesProcessed(state.iterations() * state.range(0));
+  ::close(sockets[0]);
+  ::waitpid(child, nullptr, 0);
+  ::close(acks[0]);
+}
+
+BENCHMARK(BM_ChannelRoundTrip)->Arg(kSizes[0])->Arg(kSizes[1])->Arg(kSizes[2])->UseRealTime();
+BENCHMARK(BM_SocketCopyRoundTrip)->Arg(kSizes[0])->Arg(kSizes[1])->Arg(kSizes[2])->UseRealTime();
+
+class RatioReporter : public benchmark::ConsoleReporter {
+ public:
+  void ReportRuns(const std::vector<Run>& runs) override {
+    for (const auto& run : runs) {
+      if (run.run_type == Run::RT_Iteration) times_[run.benchmark_name()] = run.GetAdjustedRealTime();
+    }
+    ConsoleReporter::ReportRuns(runs);
+  }
+  void Finalize() override {
+    ConsoleReporter::Finalize();
+    std::printf("\n%-10s %16s %16s %14s\n", "size", "channel (us)", "socket copy (us)", "copy/channel");
+    for (int64_t size : kSizes) {
+      const std::string arg = "/" + std::to_string(size) + "/real_time";
+      const double channel = times_["BM_ChannelRoundTrip" + arg], copy = times_["BM_SocketCopyRoundTrip" + arg];
+      std::printf("%-10lld %16.1f %16.1f %13.1fx\n", static_cast<long long>(size), channel / 1e3, copy / 1e3,
+                  copy / channel);
+    }
+    const std::string small = "BM_ChannelRoundTrip/" + std::to_string(kSizes[0]) + "/real_time";
+    const std::string large = "BM_ChannelRoundTrip/" + std::to_string(kSizes[2]) + "/real_time";
+    std::printf("channel 64 MiB vs 4 KiB: %.2fx (size-independent if within 1.5x)\n", times_[large] / times_[small]);
+  }
+
+ private:
+  std::map<std::string, double> times_;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  benchmark::Initialize(&argc, argv);
+  RatioReporter reporter;
+  benchmark::RunSpecifiedBenchmarks(&reporter);
+  benchmark::Shutdown();
+  return 0;
+}
