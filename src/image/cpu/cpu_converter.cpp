@@ -71,7 +71,7 @@ void CpuConverter::prepare(const ImageRef& src, const ImageRef& dst, const Rect&
     }
     // Upscaling reuses each resampled line for several output rows: cache them. Downscaling
     // uses a line at most twice: blending the two source lines first halves the resampling.
-    cache_lines_ = geometry_.lines < geometry_.content.height || horizontal_identity_;
+    cache_lines_ = geometry_.lines < geometry_.content.height;
   }
   src_ = &src;
   dst_ = &dst;
@@ -170,11 +170,18 @@ void CpuConverter::resample_line(Scratch& s, int64_t line, float* out) {
 }
 
 void CpuConverter::blend_then_resample(Scratch& s, int64_t line, float w, const RgbaRows& out) {
+  const int64_t n = geometry_.positions;
+  if (horizontal_identity_ && w == 0.0f) {
+    read_row(*src_, geometry_.crop.x, geometry_.crop.y + line, n, coeffs_, alpha_, out, s.staging.data());
+    return;
+  }
   const RgbaRows a = decode_line(s, line, 0);
   if (w != 0.0f) {
     const RgbaRows b = decode_line(s, line + 1, 1);
-    for (int c = 0; c < channels_; ++c)
-      kernels::blend_2(a.channel(c), b.channel(c), w, a.channel(c), geometry_.positions);
+    // Without horizontal resampling the blend can land in the output row directly.
+    const RgbaRows& target = horizontal_identity_ ? out : a;
+    for (int c = 0; c < channels_; ++c) kernels::blend_2(a.channel(c), b.channel(c), w, target.channel(c), n);
+    if (horizontal_identity_) return;
   }
   resample(a, out);
 }

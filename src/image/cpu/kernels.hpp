@@ -35,7 +35,8 @@ void bytes_to_rgb(const uint8_t* p, int channels, const int* offsets, int64_t n,
 void store_f32(const float* in, float scale, float bias, float* out, int64_t n);
 /// out[i] = clamp(round(in[i]), 0, 255) + bias (bias 0 for u8, -128 for i8), contiguous.
 void store_8bit(const float* in, int bias, uint8_t* out, int64_t n);
-/// Interleaves 3 or 4 float rows into 8-bit pixels (rounded, clamped, plus bias).
-void store_8bit_interleaved(const float* const* in, int channels, int bias, uint8_t* out, int64_t n);
+/// Interleaves 3 or 4 float rows into 8-bit pixels (rounded, clamped, plus bias); `staging`
+/// holds 4 * n bytes.
+void store_8bit_interleaved(const float* const* in, int channels, int bias, uint8_t* staging, uint8_t* out, int64_t n);
 
 }  // namespace memhal::detail::kernels

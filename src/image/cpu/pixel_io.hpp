@@ -43,7 +43,7 @@ bool writable(PixelFormat format, DType dtype);
 
 /// Writes destination row `y` (and `y + 1` for 4:2:0 formats, whose chroma spans two rows:
 /// then `second` holds row y + 1) from `rows` (dst width floats per channel). `scratch` holds
-/// dst width floats.
+/// dst width floats (also used as 4 * dst width bytes).
 void write_rows(const ImageRef& dst, int64_t y, const RgbaRows& rows, const RgbaRows* second, const WriteParams& params,
                 float* scratch);
 

@@ -75,7 +75,8 @@ void write_channel(const PlaneRef& plane, int64_t y, int64_t comp, DType dtype, 
   for (int64_t x = 0; x < n; ++x) put(row + x * plane.pixel, dtype, in[x], scale, bias);
 }
 
-void write_interleaved(const ImageRef& dst, int64_t y, const RgbaRows& rows, const WriteParams& params) {
+void write_interleaved(const ImageRef& dst, int64_t y, const RgbaRows& rows, const WriteParams& params,
+                       float* scratch) {
   const PlaneRef& plane = dst.planes[0];
   const int channels = params.channels;
   const float* in[4] = {};
@@ -83,6 +84,7 @@ void write_interleaved(const ImageRef& dst, int64_t y, const RgbaRows& rows, con
   const bool eight_bit = dst.dtype == DType::U8 || dst.dtype == DType::I8;
   if (eight_bit && plane.comp == 1 && plane.pixel == channels) {
     kernels::store_8bit_interleaved(in, channels, dst.dtype == DType::I8 ? -128 : 0,
+                                    reinterpret_cast<uint8_t*>(scratch),
                                     reinterpret_cast<uint8_t*>(plane.base + y * plane.row), dst.width);
     return;
   }
@@ -182,7 +184,7 @@ void write_rows(const ImageRef& dst, int64_t y, const RgbaRows& rows, const Rgba
     case PixelFormat::Rgb:
     case PixelFormat::Bgr:
     case PixelFormat::Rgba:
-    case PixelFormat::Bgra: write_interleaved(dst, y, rows, params); return;
+    case PixelFormat::Bgra: write_interleaved(dst, y, rows, params, scratch); return;
     case PixelFormat::PlanarRgb:
     case PixelFormat::PlanarRgba:
       for (int j = 0; j < params.channels; ++j) {
