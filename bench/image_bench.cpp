@@ -8,6 +8,8 @@
 #include <benchmark/benchmark.h>
 #include <libyuv.h>
 
+#include <time.h>
+
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -28,7 +30,8 @@ constexpr int kContentH = 360, kTop = (kDst - kContentH) / 2;
 constexpr float kMean[3] = {0.485f, 0.456f, 0.406f};
 constexpr float kStd[3] = {0.229f, 0.224f, 0.225f};
 
-std::map<std::string, double> g_seconds;  // per-iteration time of each benchmark
+std::map<std::string, double> g_seconds;  // per-iteration CPU time of the calling thread
+std::map<std::string, double> g_wall;     // per-iteration wall time
 
 Tensor must(Result<Tensor> result) {
   if (!result) {
@@ -49,18 +52,30 @@ Tensor frame(PixelFormat format) {
   return t;
 }
 
+double thread_cpu_seconds() {
+  timespec t{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
+}
+
+// Records wall time, and the calling thread's CPU time: on a shared, loaded host the CPU time
+// of a single-threaded job is the steadier measure (the table uses it for every 1-thread
+// entry; the all-threads column is wall time).
 template <class Fn>
 void timed(benchmark::State& state, const std::string& name, Fn&& fn) {
-  double total = 0;
+  double wall = 0, cpu = 0;
   int64_t n = 0;
   for (auto _ : state) {
     const auto t0 = std::chrono::steady_clock::now();
+    const double c0 = thread_cpu_seconds();
     fn();
-    total += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    cpu += thread_cpu_seconds() - c0;
+    wall += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     ++n;
   }
-  g_seconds[name] = total / static_cast<double>(n);
-  state.counters["ms"] = 1e3 * total / static_cast<double>(n);
+  g_seconds[name] = cpu / static_cast<double>(n);
+  g_wall[name] = wall / static_cast<double>(n);
+  state.counters["cpu_ms"] = 1e3 * cpu / static_cast<double>(n);
 }
 
 const char* fmt_name(PixelFormat f) {
@@ -166,13 +181,15 @@ void print_ratios() {
   if (copy <= 0) return;
   // A memcpy of N bytes reads N and writes N.
   const double bandwidth = 2.0 * (64u << 20) / copy;
-  std::printf("\nmemcpy bandwidth (read + write): %.1f GB/s\n", bandwidth / 1e9);
-  std::printf("%-6s %-11s %9s %9s %9s %9s %9s %8s %8s %8s\n", "src", "output", "memhal1t", "memhalN", "opencv",
+  std::printf("\nmemcpy bandwidth (read + write): %.1f GB/s; times are CPU time of one thread, except\n"
+              "memhalN* (wall time, all threads)\n",
+              bandwidth / 1e9);
+  std::printf("%-6s %-11s %9s %9s %9s %9s %9s %8s %8s %8s\n", "src", "output", "memhal1t", "memhalN*", "opencv",
               "libyuv", "bound", "cv/1t", "yuv/1t", "1t/bound");
   for (PixelFormat f : {PixelFormat::Nv12, PixelFormat::Yuyv}) {
     for (bool planar : {false, true}) {
       const std::string key = std::string(fmt_name(f)) + "/" + job_name(planar);
-      const double one = g_seconds["memhal_1t/" + key], all = g_seconds["memhal_all/" + key];
+      const double one = g_seconds["memhal_1t/" + key], all = g_wall["memhal_all/" + key];
       const double cv = g_seconds["opencv/" + key], yuv = g_seconds["libyuv/" + key];
       const double in = f == PixelFormat::Nv12 ? kSrcW * kSrcH * 1.5 : kSrcW * kSrcH * 2.0;
       const double out = planar ? 3.0 * 4 * kDst * kDst : 3.0 * kDst * kDst;

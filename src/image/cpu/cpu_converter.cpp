@@ -146,6 +146,10 @@ void CpuConverter::resample(const RgbaRows& raw, const RgbaRows& target) {
   for (int c = 0; c < channels_; ++c) {
     float* in = raw.channel(c);
     in[n] = in[n - 1];  // the guard a zero-weight second tap may read
+    if (h.single_tap) {
+      kernels::resample_1tap(in, h.index.data(), target.channel(c), content_w);
+      continue;
+    }
     if (h.two_tap) {
       kernels::resample_2tap(in, h.index.data(), h.weight.data(), target.channel(c), content_w);
       continue;

@@ -69,6 +69,15 @@ void Resample2Tap(const float* HWY_RESTRICT in, const int32_t* HWY_RESTRICT inde
   }
 }
 
+void Resample1Tap(const float* HWY_RESTRICT in, const int32_t* HWY_RESTRICT index, float* HWY_RESTRICT out, int64_t n) {
+  const DF df;
+  const hn::RebindToSigned<DF> di;
+  const int64_t lanes = static_cast<int64_t>(hn::Lanes(df));
+  int64_t i = 0;
+  for (; i + lanes <= n; i += lanes) hn::StoreU(hn::GatherIndex(df, in, hn::LoadU(di, index + i)), df, out + i);
+  for (; i < n; ++i) out[i] = in[index[i]];
+}
+
 // `out` may be `a` or `b`: each element is read before it is written.
 void Blend2(const float* a, const float* b, float wb, float* out, int64_t n) {
   const DF df;
@@ -251,6 +260,7 @@ HWY_AFTER_NAMESPACE();
 namespace memhal::detail::kernels {
 
 HWY_EXPORT(Resample2Tap);
+HWY_EXPORT(Resample1Tap);
 HWY_EXPORT(Blend2);
 HWY_EXPORT(Accumulate);
 HWY_EXPORT(SemiPlanarToRgb);
@@ -263,6 +273,9 @@ HWY_EXPORT(Store8BitInterleaved);
 
 void resample_2tap(const float* in, const int32_t* index, const float* weight, float* out, int64_t n) {
   HWY_DYNAMIC_DISPATCH(Resample2Tap)(in, index, weight, out, n);
+}
+void resample_1tap(const float* in, const int32_t* index, float* out, int64_t n) {
+  HWY_DYNAMIC_DISPATCH(Resample1Tap)(in, index, out, n);
 }
 void blend_2(const float* a, const float* b, float wb, float* out, int64_t n) {
   HWY_DYNAMIC_DISPATCH(Blend2)(a, b, wb, out, n);

@@ -12,6 +12,8 @@ namespace memhal::detail::kernels {
 
 /// out[i] = in[index[i]] + weight[i] * (in[index[i] + 1] - in[index[i]]).
 void resample_2tap(const float* in, const int32_t* index, const float* weight, float* out, int64_t n);
+/// out[i] = in[index[i]].
+void resample_1tap(const float* in, const int32_t* index, float* out, int64_t n);
 /// out[i] = a[i] + wb * (b[i] - a[i]); `out` may be `a` or `b`.
 void blend_2(const float* a, const float* b, float wb, float* out, int64_t n);
 /// out[i] = w * in[i] (first) or out[i] + w * in[i].

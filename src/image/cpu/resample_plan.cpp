@@ -47,9 +47,11 @@ void AxisTaps::build(int64_t out, int64_t in, Interpolation interpolation, bool 
         weight.push_back(static_cast<float>(mirror ? 1.0 - w : w));
       }
     }
+    single_tap = std::all_of(weight.begin(), weight.end(), [](float w) { return w == 0.0f; });
     return;
   }
   max_taps = 0;
+  single_tap = false;
   for (int64_t o = 0; o < out; ++o) {
     first.push_back(static_cast<int32_t>(index.size()));
     const double begin = static_cast<double>(o) * scale;

@@ -19,6 +19,9 @@ struct AxisTaps {
   /// General form (area downscales): output i sums taps first[i] .. first[i + 1] - 1.
   std::vector<int32_t> first;
   int max_taps = 2;
+  /// Two-tap form with every weight 0 (nearest, or integer downscale ratios where bilinear
+  /// samples land on pixel centres): one read per output.
+  bool single_tap = false;
 
   /// `mirror` reverses the source axis (flips and rotations are folded in here). Reuses the
   /// vectors' capacity, so rebuilding for a shape seen before allocates nothing.
