@@ -53,6 +53,7 @@ class MEMHAL_EXPORT TensorPool {
   std::size_t capacity() const noexcept;
   /// How many are free now (a snapshot: other threads may change it at once).
   std::size_t available() const noexcept;
+  /// The layout of every tensor (not to be called on a moved-from pool).
   const Layout& layout() const noexcept;
   /// The kind every tensor of the pool got.
   MemoryKind memory() const noexcept;

@@ -13,6 +13,7 @@
 #include <memhal/dma_buf_source.hpp>
 #include <memhal/memory.hpp>
 #include <memhal/tensor.hpp>
+#include <memhal/tensor_pool.hpp>
 #include <optional>
 
 #include "storage/dmabuf_sync.hpp"
@@ -249,6 +250,21 @@ TEST(DmaBuf, PerPlaneImagesGetOneDmaBufEach) {
   for (std::size_t i = 0; i < 3; ++i) EXPECT_FALSE(exp_name(image.fd(i)).empty());
   ASSERT_OK_AND_ASSIGN(Tensor copy, Tensor::from_planes({image.fd(0), image.fd(1), image.fd(2)}, image.layout()));
   EXPECT_EQ(copy.memory(), MemoryKind::DmaBuf);
+}
+
+TEST(DmaBuf, PooledDmaBufsAreRecycledWithTheirSyncBrackets) {
+  SKIP_WITHOUT_DMABUF();
+  ASSERT_OK_AND_ASSIGN(Layout layout, Layout::image(64, 32, PixelFormat::Rgba));
+  ASSERT_OK_AND_ASSIGN(TensorPool pool, TensorPool::create(layout, 2, MemoryKind::DmaBuf));
+  {
+    ASSERT_OK_AND_ASSIGN(Tensor tensor, pool.try_acquire());
+    EXPECT_EQ(tensor.memory(), MemoryKind::DmaBuf);
+    const auto before = SyncSnapshot::now();
+    { ASSERT_OK_AND_ASSIGN(TensorMap map, tensor.map(CpuAccess::Write)); }
+    EXPECT_EQ((SyncSnapshot::now() - before).starts, 1u);
+    EXPECT_EQ((SyncSnapshot::now() - before).ends, 1u);
+  }
+  EXPECT_EQ(pool.available(), 2u);
 }
 
 }  // namespace
