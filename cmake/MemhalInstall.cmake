@@ -2,7 +2,8 @@
 # CONFIG) gives memhal::memhal) and a pkg-config file.
 include(CMakePackageConfigHelpers)
 
-install(TARGETS memhal EXPORT memhalTargets
+set_target_properties(memhal_c PROPERTIES EXPORT_NAME c)
+install(TARGETS memhal memhal_c EXPORT memhalTargets
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})

@@ -9,6 +9,7 @@ cmake --install "$build" --prefix "$work/prefix" >"$work/install.log"
 cmake -S "$consumer" -B "$work/cmake-build" -DCMAKE_PREFIX_PATH="$work/prefix" >"$work/configure.log"
 cmake --build "$work/cmake-build" >"$work/build.log"
 LD_LIBRARY_PATH="$work/prefix/lib:$work/prefix/lib64:${LD_LIBRARY_PATH:-}" "$work/cmake-build/consumer"
+LD_LIBRARY_PATH="$work/prefix/lib:$work/prefix/lib64:${LD_LIBRARY_PATH:-}" "$work/cmake-build/c_consumer"
 
 pc_dir=$(dirname "$(find "$work/prefix" -name memhal.pc | head -1)")
 flags=$(PKG_CONFIG_PATH="$pc_dir" pkg-config --cflags --libs memhal)

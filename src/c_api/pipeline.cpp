@@ -1,0 +1,282 @@
+// Frames, tees, image processing, channels and recordings for C.
+#include <climits>
+#include <vector>
+
+#include "c_api/c_api.hpp"
+
+using namespace memhal;
+using memhal::c_api::checked;
+using memhal::c_api::fail;
+using memhal::c_api::give_tensor;
+using memhal::c_api::guarded;
+
+namespace {
+
+constexpr int kInvalid = static_cast<int>(ErrorCode::InvalidArgument);
+
+std::optional<std::chrono::milliseconds> timeout_of(int timeout_ms) {
+  if (timeout_ms < 0) return std::nullopt;
+  return std::chrono::milliseconds(timeout_ms);
+}
+
+// The C options as the C++ ones; false (error recorded) for a value outside its enum.
+bool convert_options(const memhal_convert_options_t& in, ConvertOptions& out) {
+  if (in.flip > 3 || in.rotation > 3 || in.resize > 1 || in.interpolation > 2 || in.matrix > 1 || in.range > 1) {
+    fail(ErrorCode::InvalidArgument, "memhal_convert_options_t holds a value outside its enum");
+    return false;
+  }
+  if (in.has_crop) out.crop = Rect{in.crop_x, in.crop_y, in.crop_width, in.crop_height};
+  out.flip = static_cast<Flip>(in.flip);
+  out.rotation = static_cast<Rotation>(in.rotation);
+  out.resize = static_cast<ResizeMode>(in.resize);
+  out.interpolation = static_cast<Interpolation>(in.interpolation);
+  for (int i = 0; i < 4; ++i) {
+    out.pad[i] = in.pad[i];
+    out.mean[i] = in.mean[i];
+    out.std[i] = in.std[i];
+  }
+  out.matrix = static_cast<ColorMatrix>(in.matrix);
+  out.range = static_cast<ColorRange>(in.range);
+  out.swap_rb = in.swap_rb != 0;
+  return true;
+}
+
+}  // namespace
+
+extern "C" {
+
+int memhal_frame_from_tensor(const memhal_tensor_t* tensor, int64_t pts, uint64_t sequence, memhal_frame_t** out) {
+  return guarded([&] {
+    MEMHAL_C_REQUIRE(tensor != nullptr && out != nullptr, "memhal_frame_from_tensor: NULL argument");
+    *out = nullptr;
+    auto payload = MemoryDomain::from_tensor(tensor->tensor);
+    if (!payload) return fail(payload.error());
+    FrameTiming timing;
+    if (pts != INT64_MIN) timing.pts = pts;
+    *out = new memhal_frame{Frame{std::move(*payload), timing, sequence, {}}};
+    return MEMHAL_OK;
+  });
+}
+
+int memhal_frame_to_tensor(const memhal_frame_t* frame, memhal_tensor_t** out) {
+  return guarded([&] {
+    MEMHAL_C_REQUIRE(frame != nullptr && out != nullptr, "memhal_frame_to_tensor: NULL argument");
+    *out = nullptr;
+    return give_tensor(frame->frame.payload.to_tensor(), out);
+  });
+}
+
+int memhal_frame_domain_kind(const memhal_frame_t* frame, uint32_t* out) {
+  MEMHAL_C_REQUIRE(frame != nullptr && out != nullptr, "memhal_frame_domain_kind: NULL argument");
+  *out = code(frame->frame.payload.kind());
+  return MEMHAL_OK;
+}
+
+int memhal_frame_pts(const memhal_frame_t* frame, int64_t* out) {
+  MEMHAL_C_REQUIRE(frame != nullptr && out != nullptr, "memhal_frame_pts: NULL argument");
+  *out = frame->frame.timing.pts.value_or(INT64_MIN);
+  return MEMHAL_OK;
+}
+
+int memhal_frame_sequence(const memhal_frame_t* frame, uint64_t* out) {
+  MEMHAL_C_REQUIRE(frame != nullptr && out != nullptr, "memhal_frame_sequence: NULL argument");
+  *out = frame->frame.sequence;
+  return MEMHAL_OK;
+}
+
+void memhal_frame_free(memhal_frame_t* frame) {
+  delete frame;
+}
+
+int memhal_tee_push(const memhal_frame_t* frame, size_t branches, memhal_frame_t** out) {
+  return guarded([&] {
+    MEMHAL_C_REQUIRE(frame != nullptr && out != nullptr, "memhal_tee_push: NULL argument");
+    auto tee = Tee::create(branches);
+    if (!tee) return fail(tee.error());
+    auto copy = frame->frame.share();
+    if (!copy) return fail(copy.error());
+    auto pushed = tee->push(std::move(*copy));
+    if (!pushed) return fail(pushed.error());
+    for (size_t i = 0; i < branches; ++i) out[i] = new memhal_frame{std::move((*pushed)[i])};
+    return MEMHAL_OK;
+  });
+}
+
+memhal_convert_options_t memhal_convert_options_default(void) {
+  const ConvertOptions defaults;
+  memhal_convert_options_t options{};
+  options.flip = static_cast<uint32_t>(defaults.flip);
+  options.rotation = static_cast<uint32_t>(defaults.rotation);
+  options.resize = static_cast<uint32_t>(defaults.resize);
+  options.interpolation = static_cast<uint32_t>(defaults.interpolation);
+  options.matrix = static_cast<uint32_t>(defaults.matrix);
+  options.range = static_cast<uint32_t>(defaults.range);
+  for (int i = 0; i < 4; ++i) {
+    options.pad[i] = defaults.pad[i];
+    options.mean[i] = defaults.mean[i];
+    options.std[i] = defaults.std[i];
+  }
+  return options;
+}
+
+int memhal_image_processor_create(unsigned threads, memhal_image_processor_t** out) {
+  return guarded([&] {
+    MEMHAL_C_REQUIRE(out != nullptr, "memhal_image_processor_create: out is NULL");
+    *out = nullptr;
+    auto processor = ImageProcessor::create(ImageProcessorOptions{threads});
+    if (!processor) return fail(processor.error());
+    *out = new memhal_image_processor{std::move(*processor)};
+    return MEMHAL_OK;
+  });
+}
+
+void memhal_image_processor_free(memhal_image_processor_t* processor) {
+  delete processor;
+}
+
+int memhal_image_processor_convert(memhal_image_processor_t* processor, const memhal_tensor_t* src,
+                                   memhal_tensor_t* dst, const memhal_convert_options_t* options) {
+  return guarded([&] {
+    MEMHAL_C_REQUIRE(processor != nullptr && src != nullptr && dst != nullptr,
+                     "memhal_image_processor_convert: NULL argument");
+    ConvertOptions converted;
+    if (options != nullptr && !convert_options(*options, converted)) return kInvalid;
+    auto done = processor->processor.convert(src->tensor, dst->tensor, converted);
+    return done ? MEMHAL_OK : fail(done.error());
+  });
+}
+
+int memhal_channel_pair(memhal_channel_t** a, memhal_channel_t** b) {
+  return guarded([&] {
+    MEMHAL_C_REQUIRE(a != nullptr && b != nullptr, "memhal_channel_pair: NULL output");
+    *a = *b = nullptr;
+    auto ends = ipc::Channel::pair();
+    if (!ends) return fail(ends.error());
+    *a = new memhal_channel{std::move(ends->first)};
+    *b = new memhal_channel{std::move(ends->second)};
+    return MEMHAL_OK;
+  });
+}
+
+int memhal_channel_connect(const char* path, memhal_channel_t** out) {
+  return guarded([&] {
+    MEMHAL_C_REQUIRE(path != nullptr && out != nullptr, "memhal_channel_connect: NULL argument");
+    *out = nullptr;
+    auto channel = ipc::Channel::connect(path);
+    if (!channel) return fail(channel.error());
+    *out = new memhal_channel{std::move(*channel)};
+    return MEMHAL_OK;
+  });
+}
+
+int memhal_channel_adopt(int socket, memhal_channel_t** out) {
+  UniqueFd owned(socket);  // consumed, on every path
+  return guarded([&] {
+    MEMHAL_C_REQUIRE(out != nullptr, "memhal_channel_adopt: out is NULL");
+    *out = nullptr;
+    auto channel = ipc::Channel::adopt(std::move(owned));
+    if (!channel) return fail(channel.error());
+    *out = new memhal_channel{std::move(*channel)};
+    return MEMHAL_OK;
+  });
+}
+
+int memhal_channel_fd(const memhal_channel_t* channel, int* out) {
+  MEMHAL_C_REQUIRE(channel != nullptr && out != nullptr, "memhal_channel_fd: NULL argument");
+  *out = channel->channel.fd();
+  return MEMHAL_OK;
+}
+
+void memhal_channel_free(memhal_channel_t* channel) {
+  delete channel;
+}
+
+int memhal_channel_send(memhal_channel_t* channel, const memhal_tensor_t* tensor) {
+  return guarded([&] {
+    MEMHAL_C_REQUIRE(channel != nullptr && tensor != nullptr, "memhal_channel_send: NULL argument");
+    auto sent = channel->channel.send(tensor->tensor);
+    return sent ? MEMHAL_OK : fail(sent.error());
+  });
+}
+
+int memhal_channel_receive(memhal_channel_t* channel, int timeout_ms, memhal_tensor_t** out) {
+  return guarded([&] {
+    MEMHAL_C_REQUIRE(channel != nullptr && out != nullptr, "memhal_channel_receive: NULL argument");
+    *out = nullptr;
+    return give_tensor(channel->channel.receive(timeout_of(timeout_ms)), out);
+  });
+}
+
+int memhal_channel_send_frame(memhal_channel_t* channel, const memhal_frame_t* frame) {
+  return guarded([&] {
+    MEMHAL_C_REQUIRE(channel != nullptr && frame != nullptr, "memhal_channel_send_frame: NULL argument");
+    auto sent = channel->channel.send(frame->frame);
+    return sent ? MEMHAL_OK : fail(sent.error());
+  });
+}
+
+int memhal_channel_receive_frame(memhal_channel_t* channel, int timeout_ms, memhal_frame_t** out) {
+  return guarded([&] {
+    MEMHAL_C_REQUIRE(channel != nullptr && out != nullptr, "memhal_channel_receive_frame: NULL argument");
+    *out = nullptr;
+    auto frame = channel->channel.receive_frame(timeout_of(timeout_ms));
+    if (!frame) return fail(frame.error());
+    *out = new memhal_frame{std::move(*frame)};
+    return MEMHAL_OK;
+  });
+}
+
+int memhal_recorder_create(const char* path, memhal_recorder_t** out) {
+  return guarded([&] {
+    MEMHAL_C_REQUIRE(path != nullptr && out != nullptr, "memhal_recorder_create: NULL argument");
+    *out = nullptr;
+    auto recorder = Recorder::create(path);
+    if (!recorder) return fail(recorder.error());
+    *out = new memhal_recorder{std::move(*recorder)};
+    return MEMHAL_OK;
+  });
+}
+
+int memhal_recorder_write(memhal_recorder_t* recorder, const memhal_tensor_t* tensor, int64_t timestamp_ns) {
+  return guarded([&] {
+    MEMHAL_C_REQUIRE(recorder != nullptr && tensor != nullptr, "memhal_recorder_write: NULL argument");
+    auto written = recorder->recorder.write(tensor->tensor, timestamp_ns);
+    return written ? MEMHAL_OK : fail(written.error());
+  });
+}
+
+void memhal_recorder_free(memhal_recorder_t* recorder) {
+  delete recorder;
+}
+
+int memhal_replayer_open(const char* path, memhal_replayer_t** out) {
+  return guarded([&] {
+    MEMHAL_C_REQUIRE(path != nullptr && out != nullptr, "memhal_replayer_open: NULL argument");
+    *out = nullptr;
+    auto replayer = Replayer::open(path);
+    if (!replayer) return fail(replayer.error());
+    *out = new memhal_replayer{std::move(*replayer)};
+    return MEMHAL_OK;
+  });
+}
+
+int memhal_replayer_next(memhal_replayer_t* replayer, int32_t memory, memhal_tensor_t** out, int64_t* timestamp_ns) {
+  return guarded([&] {
+    MEMHAL_C_REQUIRE(replayer != nullptr && out != nullptr, "memhal_replayer_next: NULL argument");
+    *out = nullptr;
+    bool ok = false;
+    auto kind = c_api::memory_choice(memory, ok);
+    if (!ok) return kInvalid;
+    auto record = replayer->replayer.next();
+    if (!record) return fail(record.error());
+    if (!record->has_value()) return MEMHAL_OK;
+    if (timestamp_ns != nullptr) *timestamp_ns = (*record)->timestamp_ns;
+    return give_tensor((*record)->materialize(kind), out);
+  });
+}
+
+void memhal_replayer_free(memhal_replayer_t* replayer) {
+  delete replayer;
+}
+
+}  // extern "C"
