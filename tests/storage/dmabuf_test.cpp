@@ -3,10 +3,13 @@
 // inside a VM whose kernel has both (run-in-dmaheap-vm), where MEMHAL_TEST_REQUIRE_DMABUF=1
 // turns a skip into a failure.
 #include <fcntl.h>
+#include <grp.h>
 #include <linux/dma-heap.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -265,6 +268,27 @@ TEST(DmaBuf, PooledDmaBufsAreRecycledWithTheirSyncBrackets) {
     EXPECT_EQ((SyncSnapshot::now() - before).ends, 1u);
   }
   EXPECT_EQ(pool.available(), 2u);
+}
+
+TEST(DmaBufDeathTest, AnUnprivilegedUserIsToldAboutTheVideoAndRenderGroups) {
+  struct stat node {};
+  if (::stat("/dev/dma_heap", &node) != 0 && ::stat("/dev/udmabuf", &node) != 0) {
+    GTEST_SKIP() << "no DMA-BUF device nodes here";
+  }
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root, to drop to an unprivileged user";
+  // The probe runs once per process: a fresh one (threadsafe style re-executes the binary)
+  // drops to nobody before it, so the root-only nodes answer EACCES.
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        if (::setgroups(0, nullptr) != 0 || ::setgid(65534) != 0 || ::setuid(65534) != 0) std::_Exit(2);
+        const std::string reason = availability(MemoryKind::DmaBuf).reason;
+        std::fprintf(stderr, "%s\n", reason.c_str());
+        const bool explains = reason.find("Permission denied") != std::string::npos &&
+                              reason.find("'video'") != std::string::npos && reason.find("udev") != std::string::npos;
+        std::_Exit(!is_available(MemoryKind::DmaBuf) && explains ? 0 : 1);
+      },
+      ::testing::ExitedWithCode(0), "Permission denied");
 }
 
 }  // namespace
