@@ -25,8 +25,10 @@ class MEMHAL_EXPORT Tee {
 
   std::size_t branches() const noexcept { return branches_; }
 
-  /// One frame per branch, in branch order, sharing `frame`'s payload and metadata.
-  /// Never copies bytes: after `make_shareable()` every share is a count bump.
+  /// One frame per branch, in branch order, sharing `frame`'s payload and metadata: a share
+  /// to each branch but the last, `frame` itself to the last. Never copies bytes: after
+  /// `make_shareable()` every share is a count bump, so no `ErrorCode` arises in practice
+  /// (the `Result` is `Frame::share`'s).
   Result<std::vector<Frame>> push(Frame frame) const;
 
  private:
