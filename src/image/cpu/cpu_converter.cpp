@@ -81,16 +81,19 @@ void CpuConverter::prepare(const ImageRef& src, const ImageRef& dst, const Rect&
   alpha_ = has_alpha(src.format) && has_alpha(dst.format);
   fill_alpha_ = !has_alpha(src.format) && has_alpha(dst.format);
   channels_ = alpha_ ? 4 : 3;
+  // Nearest sampling along rows decodes only the pixels the output shows.
+  sampled_ = geometry_.horizontal.single_tap && !geometry_.column_lines && !horizontal_identity_ &&
+             sampled_rows_supported(src);
 
   const auto positions = static_cast<std::size_t>(geometry_.positions);
   const auto content_w = static_cast<std::size_t>(geometry_.content.width);
   const auto dst_w = static_cast<std::size_t>(dst.width);
   for (Scratch& s : scratch_) {
-    grow(s.line, 2 * 4 * (positions + 1));
+    grow(s.line, 2 * 4 * (std::max(positions, content_w) + 1));
     grow(s.cache, 2 * 4 * content_w);
-    grow(s.rows, 2 * 4 * dst_w);
+    grow(s.rows, 3 * 4 * dst_w);
     grow(s.scratch, std::max(dst_w, 4 * content_w));
-    grow(s.staging, 2 * positions + 2);
+    grow(s.staging, std::max(2 * positions + 2, 3 * content_w));
     s.tags = {-1, -1};
   }
   // A few tasks per thread balance uneven rows (padding is cheap); 4:2:0 needs row pairs.
@@ -114,14 +117,29 @@ void CpuConverter::task(void* self, unsigned worker, int task) {
 void CpuConverter::process(Scratch& s, int64_t y0, int64_t y1) {
   const int64_t width = dst_->width;
   const bool pairs = pairs_rows(dst_->format);
+  const Rect& box = geometry_.content;
+  // Row buffers 0 and 1 take content rows, whose padding columns never change; buffer 2 is a
+  // whole padding row. Filled once per task, so a row costs only what it shows.
+  const RgbaRows slots[3] = {
+      {s.rows.data(), width}, {s.rows.data() + 4 * width, width}, {s.rows.data() + 8 * width, width}};
+  for (int c = 0; c < 4; ++c) {
+    for (int i = 0; i < 2; ++i) {
+      std::fill(slots[i].channel(c), slots[i].channel(c) + box.x, pad_[c]);
+      std::fill(slots[i].channel(c) + box.x + box.width, slots[i].channel(c) + width, pad_[c]);
+    }
+    std::fill(slots[2].channel(c), slots[2].channel(c) + width, pad_[c]);
+  }
+  RgbaRows first = slots[0];
   for (int64_t y = y0; y < y1; ++y) {
-    const RgbaRows row{s.rows.data() + (pairs && (y & 1) ? 4 * width : 0), width};
-    compose_row(s, y, row);
+    const bool inside = y >= box.y && y < box.y + box.height;
+    const RgbaRows row = inside ? slots[pairs && (y & 1) ? 1 : 0] : slots[2];
+    if (inside) compose_row(s, y, row);
     if (!pairs) {
       write_rows(*dst_, y, row, nullptr, params_, s.scratch.data());
     } else if (y & 1) {
-      const RgbaRows first{s.rows.data(), width};
       write_rows(*dst_, y - 1, first, &row, params_, s.scratch.data());
+    } else {
+      first = row;
     }
   }
 }
@@ -166,6 +184,11 @@ void CpuConverter::resample(const RgbaRows& raw, const RgbaRows& target) {
 void CpuConverter::resample_line(Scratch& s, int64_t line, float* out) {
   const Geometry& g = geometry_;
   const RgbaRows target{out, g.content.width};
+  if (sampled_) {
+    read_row_sampled(*src_, g.crop.x, g.crop.y + line, g.horizontal.index.data(), g.content.width, coeffs_, alpha_,
+                     target, s.staging.data());
+    return;
+  }
   if (horizontal_identity_) {
     read_row(*src_, g.crop.x, g.crop.y + line, g.positions, coeffs_, alpha_, target, s.staging.data());
     return;
@@ -174,6 +197,21 @@ void CpuConverter::resample_line(Scratch& s, int64_t line, float* out) {
 }
 
 void CpuConverter::blend_then_resample(Scratch& s, int64_t line, float w, const RgbaRows& out) {
+  if (sampled_) {
+    const Geometry& g = geometry_;
+    const int32_t* index = g.horizontal.index.data();
+    const int64_t stride = g.content.width;
+    if (w == 0.0f) {
+      read_row_sampled(*src_, g.crop.x, g.crop.y + line, index, stride, coeffs_, alpha_, out, s.staging.data());
+      return;
+    }
+    const RgbaRows a{s.line.data(), stride};
+    const RgbaRows b{s.line.data() + 4 * stride, stride};
+    read_row_sampled(*src_, g.crop.x, g.crop.y + line, index, stride, coeffs_, alpha_, a, s.staging.data());
+    read_row_sampled(*src_, g.crop.x, g.crop.y + line + 1, index, stride, coeffs_, alpha_, b, s.staging.data());
+    for (int c = 0; c < channels_; ++c) kernels::blend_2(a.channel(c), b.channel(c), w, out.channel(c), stride);
+    return;
+  }
   const int64_t n = geometry_.positions;
   if (horizontal_identity_ && w == 0.0f) {
     read_row(*src_, geometry_.crop.x, geometry_.crop.y + line, n, coeffs_, alpha_, out, s.staging.data());
@@ -205,18 +243,6 @@ const float* CpuConverter::cached_line(Scratch& s, int64_t line, int64_t keep) {
 void CpuConverter::compose_row(Scratch& s, int64_t y, const RgbaRows& row) {
   const Geometry& g = geometry_;
   const Rect& box = g.content;
-  const int64_t width = dst_->width;
-  const bool inside = y >= box.y && y < box.y + box.height;
-  for (int c = 0; c < 4; ++c) {
-    float* ch = row.channel(c);
-    if (!inside) {
-      std::fill(ch, ch + width, pad_[c]);
-      continue;
-    }
-    std::fill(ch, ch + box.x, pad_[c]);
-    std::fill(ch + box.x + box.width, ch + width, pad_[c]);
-  }
-  if (!inside) return;
   const int64_t r = y - box.y;
   const AxisTaps& v = g.vertical;
   const int64_t stride = box.width;

@@ -31,7 +31,7 @@ class CpuConverter {
     std::vector<float> line;   // two decoded source lines, 4 channels, plus a guard element
     std::vector<float> cache;  // two horizontally resampled lines
     std::array<int64_t, 2> tags{-1, -1};
-    std::vector<float> rows;     // two destination rows (4:2:0 outputs write pairs)
+    std::vector<float> rows;     // two destination rows (4:2:0 outputs write pairs), one of padding
     std::vector<float> scratch;  // one destination row of one channel
     std::vector<uint8_t> staging;
   };
@@ -63,6 +63,7 @@ class CpuConverter {
   bool has_key_ = false;
   bool horizontal_identity_ = false;
   bool cache_lines_ = false;
+  bool sampled_ = false;
 
   // State of the run in progress.
   const ImageRef* src_ = nullptr;

@@ -26,6 +26,9 @@ void semi_planar_to_rgb(const uint8_t* y, const uint8_t* uv, bool vu, int64_t n,
 /// Semi-planar YUV row with full-width chroma (nv24).
 void semi_planar_444_to_rgb(const uint8_t* y, const uint8_t* uv, int64_t n, const ColorCoeffs& c, float* r, float* g,
                             float* b);
+/// Per-pixel Y, U and V rows (chroma already at full resolution).
+void planar_yuv_to_rgb(const uint8_t* y, const uint8_t* u, const uint8_t* v, int64_t n, const ColorCoeffs& c, float* r,
+                       float* g, float* b);
 /// Packed 4:2:2 row; `order` 0 = yuyv, 1 = uyvy, 2 = vyuy; pixel 0 is even.
 void packed_422_to_rgb(const uint8_t* p, int order, int64_t n, const ColorCoeffs& c, float* r, float* g, float* b);
 /// Interleaved 8-bit pixels of `channels` bytes to float rows; `offsets` give the byte of R, G,

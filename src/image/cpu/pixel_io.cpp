@@ -181,4 +181,94 @@ void read_row(const ImageRef& src, int64_t x, int64_t y, int64_t n, const ColorC
   }
 }
 
+bool sampled_rows_supported(const ImageRef& src) {
+  const auto& p = src.planes;
+  switch (src.format) {
+    case PixelFormat::Nv12:
+    case PixelFormat::Nv21:
+    case PixelFormat::Nv16:
+    case PixelFormat::Nv24:
+    case PixelFormat::I420: return true;
+    case PixelFormat::Yuyv:
+    case PixelFormat::Uyvy:
+    case PixelFormat::Vyuy: return standard_interleaved(p[0], 2);
+    case PixelFormat::Rgb:
+    case PixelFormat::Bgr:
+    case PixelFormat::Rgba:
+    case PixelFormat::Bgra:
+    case PixelFormat::Grey: return standard_interleaved(p[0], pixel_format_info(src.format)->plane_bytes_per_pixel[0]);
+    default: return false;
+  }
+}
+
+void read_row_sampled(const ImageRef& src, int64_t x, int64_t y, const int32_t* index, int64_t n,
+                      const ColorCoeffs& coeffs, bool alpha, const RgbaRows& out, uint8_t* staging) {
+  const auto& p = src.planes;
+  auto row_ptr = [&](int plane, int64_t px, int64_t py) {
+    return reinterpret_cast<const uint8_t*>(p[plane].base + py * p[plane].row + px * p[plane].pixel);
+  };
+  uint8_t* ys = staging;
+  uint8_t* us = staging + n;
+  uint8_t* vs = staging + 2 * n;
+  // x is even for subsampled formats (the crop is chroma-aligned), so pixel x + i shares its
+  // chroma with x + (i & ~1).
+  switch (src.format) {
+    case PixelFormat::Nv12:
+    case PixelFormat::Nv21:
+    case PixelFormat::Nv16:
+    case PixelFormat::Nv24: {
+      const bool vu = src.format == PixelFormat::Nv21;
+      const bool full = src.format == PixelFormat::Nv24;
+      const int64_t cy = src.format == PixelFormat::Nv12 || src.format == PixelFormat::Nv21 ? y >> 1 : y;
+      const uint8_t* luma = row_ptr(0, x, y);
+      const uint8_t* chroma = reinterpret_cast<const uint8_t*>(p[1].base + cy * p[1].row) + (full ? 2 * x : x);
+      for (int64_t i = 0; i < n; ++i) {
+        const int32_t at = index[i];
+        const uint8_t* pair = chroma + (full ? 2 * at : (at & ~1));
+        ys[i] = luma[at];
+        us[i] = pair[vu ? 1 : 0];
+        vs[i] = pair[vu ? 0 : 1];
+      }
+      break;
+    }
+    case PixelFormat::I420: {
+      const uint8_t* luma = row_ptr(0, x, y);
+      const uint8_t* u = row_ptr(1, x >> 1, y >> 1);
+      const uint8_t* v = row_ptr(2, x >> 1, y >> 1);
+      for (int64_t i = 0; i < n; ++i) {
+        ys[i] = luma[index[i]];
+        us[i] = u[index[i] >> 1];
+        vs[i] = v[index[i] >> 1];
+      }
+      break;
+    }
+    case PixelFormat::Yuyv:
+    case PixelFormat::Uyvy:
+    case PixelFormat::Vyuy: {
+      const int* pos = packed_positions(src.format);
+      const uint8_t* row = row_ptr(0, x, y);
+      for (int64_t i = 0; i < n; ++i) {
+        const uint8_t* macro = row + 4 * (index[i] >> 1);
+        ys[i] = macro[pos[(index[i] & 1) ? 2 : 0]];
+        us[i] = macro[pos[1]];
+        vs[i] = macro[pos[3]];
+      }
+      break;
+    }
+    default: {
+      const int channels = pixel_format_info(src.format)->plane_bytes_per_pixel[0];
+      const auto off = rgb_offsets(src.format);
+      const uint8_t* row = row_ptr(0, x, y);
+      const bool has_alpha = alpha && channels == 4;
+      for (int c = 0; c < (has_alpha ? 4 : 3); ++c) {
+        float* ch = out.channel(c);
+        for (int64_t i = 0; i < n; ++i) ch[i] = row[index[i] * channels + off[c]];
+      }
+      if (alpha && !has_alpha) std::fill(out.channel(3), out.channel(3) + n, 255.0f);
+      return;
+    }
+  }
+  kernels::planar_yuv_to_rgb(ys, us, vs, n, coeffs, out.channel(0), out.channel(1), out.channel(2));
+}
+
 }  // namespace memhal::detail

@@ -25,6 +25,15 @@ void read_pixel(const ImageRef& src, int64_t x, int64_t y, const ColorCoeffs& co
 void read_row(const ImageRef& src, int64_t x, int64_t y, int64_t n, const ColorCoeffs& coeffs, bool alpha,
               const RgbaRows& out, uint8_t* staging);
 
+/// Whether `read_row_sampled` serves this source (its format and strides).
+bool sampled_rows_supported(const ImageRef& src);
+
+/// Decodes only the pixels `x + index[i]`, i < n, of source row `y` (nearest sampling along the
+/// row: decoding costs what the output needs, not what the source holds). `staging` holds 3 * n
+/// bytes.
+void read_row_sampled(const ImageRef& src, int64_t x, int64_t y, const int32_t* index, int64_t n,
+                      const ColorCoeffs& coeffs, bool alpha, const RgbaRows& out, uint8_t* staging);
+
 /// Decodes `n` pixels of source column `x` from row `y` into `out`.
 void read_column(const ImageRef& src, int64_t x, int64_t y, int64_t n, const ColorCoeffs& coeffs, bool alpha,
                  const RgbaRows& out);
