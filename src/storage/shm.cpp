@@ -56,7 +56,7 @@ Result<std::shared_ptr<Storage>> allocate_shm(std::size_t bytes) {
   return std::make_shared<ShmStorage>(std::move(fd), std::move(mapping), true);
 }
 
-Result<std::shared_ptr<Storage>> import_shm(UniqueFd fd, std::size_t size, bool writable, std::string source) {
+Result<std::shared_ptr<Storage>> import_shm(UniqueFd fd, std::size_t size, bool writable, std::string_view source) {
   MEMHAL_ASSIGN_OR_RETURN(Mapping mapping, Mapping::create(fd.get(), size, writable, source));
   return std::make_shared<ShmStorage>(std::move(fd), std::move(mapping), writable);
 }

@@ -4,7 +4,7 @@
 #include <memhal/memory.hpp>
 #include <memhal/unique_fd.hpp>
 #include <memory>
-#include <string>
+#include <string_view>
 
 #include "storage/storage.hpp"
 
@@ -19,7 +19,7 @@ Result<std::shared_ptr<Storage>> allocate_shm(std::size_t bytes);
 
 /// Shm storage over an fd the caller has already validated as memfd/shmem: takes ownership of
 /// `fd`, maps `size` bytes now (read-only unless `writable`). `source` names it in errors.
-Result<std::shared_ptr<Storage>> import_shm(UniqueFd fd, std::size_t size, bool writable, std::string source);
+Result<std::shared_ptr<Storage>> import_shm(UniqueFd fd, std::size_t size, bool writable, std::string_view source);
 
 Availability probe_shm();
 
