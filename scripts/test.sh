@@ -2,7 +2,9 @@
 # The whole test suite: installs what is missing, then builds and runs every test twice —
 # a warnings-as-errors build, and an ASan+UBSan build of the unit tests — plus a TSan build
 # of the concurrency stress tests (CTest label tsan), and a short libFuzzer run of every
-# parser (scripts/fuzz.sh; longer runs: scripts/fuzz.sh SECONDS).
+# parser (scripts/fuzz.sh; longer runs: scripts/fuzz.sh SECONDS). The first run includes the
+# CTest label dmaheap: DmaBuf tests inside a real kernel with DMA heaps, udmabuf, vivid and
+# vgem, booted under qemu by ../shared/tools/run-in-dmaheap-vm (skipped where it is missing).
 # Usage: scripts/test.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
