@@ -24,12 +24,19 @@
 namespace memhal {
 
 namespace detail {
+class Storage;
+struct SharedBytesAccess;
+
 /// One block of bytes and what keeps it alive.
 struct ByteBlock {
   std::byte* data = nullptr;
   std::size_t size = 0;
   bool writable = false;              ///< memhal owns the bytes and may let a sole holder write
   std::shared_ptr<const void> owner;  ///< frees or releases the bytes when the block dies
+  /// The tensor storage these bytes are the whole of, when a `MemoryDomain` was made from a
+  /// tensor: `to_tensor` gives that storage back (its memory kind, its fd) instead of
+  /// anonymous bytes. Internal; empty for bytes of any other origin.
+  std::shared_ptr<Storage> storage;
 };
 }  // namespace detail
 
@@ -78,6 +85,7 @@ class MEMHAL_EXPORT SharedBytes {
   friend bool same_block(const SharedBytes& a, const SharedBytes& b) noexcept { return a.block_ == b.block_; }
 
  private:
+  friend struct detail::SharedBytesAccess;
   SharedBytes(detail::Counted<detail::ByteBlock> block, const std::byte* data, std::size_t size) noexcept
       : block_(std::move(block)), data_(data), size_(size) {}
 

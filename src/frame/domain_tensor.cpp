@@ -4,8 +4,10 @@
 #include <memhal/pixel_format.hpp>
 
 #include <algorithm>
+#include <array>
 
 #include "core/strings.hpp"
+#include "frame/shared_bytes_access.hpp"
 #include "tensor/tensor_access.hpp"
 
 namespace memhal {
@@ -34,6 +36,32 @@ class BytesStorage final : public detail::Storage {
   SharedBytes bytes_;
 };
 
+// A host storage lent to System bytes, seen again as a tensor: it reports the original kind
+// and fd (so a frame from a Shm pool can still travel over a Channel) and reads through the
+// original storage, but refuses writes like any bytes a frame shares.
+class LentStorage final : public detail::Storage {
+ public:
+  LentStorage(SharedBytes bytes, std::shared_ptr<detail::Storage> origin)
+      : bytes_(std::move(bytes)), origin_(std::move(origin)) {}
+  MemoryKind kind() const noexcept override { return origin_->kind(); }
+  std::size_t size() const noexcept override { return origin_->size(); }
+  int fd() const noexcept override { return origin_->fd(); }
+  Result<std::byte*> begin_access(CpuAccess access) override {
+    if (can_write(access)) {
+      return detail::fail(ErrorCode::PermissionDenied, "write access to ", bytes_.size(), " bytes of a ",
+                          to_string(origin_->kind()), " buffer that a frame shares: materialize the tensor to get ",
+                          "bytes of its own");
+    }
+    return origin_->begin_access(access);
+  }
+  void end_access(CpuAccess access) noexcept override { origin_->end_access(access); }
+  const SharedBytes& bytes() const noexcept { return bytes_; }
+
+ private:
+  SharedBytes bytes_;  // keeps the frame's block (and so the origin's read access) alive
+  std::shared_ptr<detail::Storage> origin_;
+};
+
 // Keeps a storage alive and its read access open for as long as System bytes point into it.
 struct ReadAccess {
   ReadAccess(std::shared_ptr<detail::Storage> s, std::byte* b) : storage(std::move(s)), base(b) {}
@@ -47,9 +75,13 @@ struct ReadAccess {
 // The whole of a host storage as shared bytes (a count bump when it already holds some).
 Result<SharedBytes> storage_bytes(const std::shared_ptr<detail::Storage>& storage) {
   if (const auto* bytes = dynamic_cast<const BytesStorage*>(storage.get())) return bytes->bytes();
+  if (const auto* lent = dynamic_cast<const LentStorage*>(storage.get())) {
+    return detail::SharedBytesAccess::whole(lent->bytes());
+  }
   MEMHAL_ASSIGN_OR_RETURN(std::byte * base, storage->begin_access(CpuAccess::Read));
   auto access = std::make_shared<const ReadAccess>(storage, base);
-  return SharedBytes::keep_alive(std::span<const std::byte>(base, storage->size()), std::move(access));
+  return detail::SharedBytesAccess::of_storage(std::span<const std::byte>(base, storage->size()), std::move(access),
+                                               storage);
 }
 
 Result<MemoryDomain> host_domain(const Tensor& tensor) {
@@ -185,9 +217,20 @@ Result<Tensor> dmabuf_tensor(const OwnedDmaBuf& dmabuf) {
   return Tensor::from_planes(fds, layout);
 }
 
-Tensor bytes_tensor(Layout layout, SharedBytes bytes) {
+// A tensor over System bytes: the storage they came from when there is one (offsets then
+// count from its start), else the bytes themselves.
+Result<Tensor> bytes_tensor(std::span<const int64_t> shape, std::span<const int64_t> strides, int64_t offset,
+                            DType dtype, SharedBytes bytes) {
   detail::TensorAccess::Buffers buffers{};
-  buffers[0] = std::make_shared<BytesStorage>(std::move(bytes));
+  const detail::ByteBlock* block = detail::SharedBytesAccess::block(bytes);
+  if (block != nullptr && block->storage) {
+    offset += bytes.data() - block->data;
+    buffers[0] = std::make_shared<LentStorage>(bytes, block->storage);
+  } else {
+    buffers[0] = std::make_shared<BytesStorage>(std::move(bytes));
+  }
+  MEMHAL_ASSIGN_OR_RETURN(Layout layout, Layout::strided(shape, strides, offset, dtype));
+  MEMHAL_TRY(detail::check_layout_fits(layout, buffers));
   return detail::TensorAccess::make(std::move(layout), std::move(buffers));
 }
 
@@ -206,13 +249,12 @@ Result<MemoryDomain> MemoryDomain::from_tensor(const Tensor& tensor) {
 
 Result<Tensor> MemoryDomain::to_tensor() const {
   if (const auto* slice = std::get_if<SystemSlice>(&payload_)) {
-    MEMHAL_ASSIGN_OR_RETURN(Layout layout, Layout::contiguous({static_cast<int64_t>(slice->size())}, DType::U8));
-    return bytes_tensor(std::move(layout), slice->shared_bytes());
+    const std::array<int64_t, 1> shape{static_cast<int64_t>(slice->size())}, strides{1};
+    return bytes_tensor(shape, strides, 0, DType::U8, slice->shared_bytes());
   }
   if (const auto* system_view = std::get_if<SystemView>(&payload_)) {
     const TensorView& view = system_view->view();
-    MEMHAL_ASSIGN_OR_RETURN(Layout layout, Layout::strided(view.shape(), view.strides(), view.offset(), view.dtype()));
-    return bytes_tensor(std::move(layout), system_view->bytes());
+    return bytes_tensor(view.shape(), view.strides(), view.offset(), view.dtype(), system_view->bytes());
   }
   if (const auto* dmabuf = std::get_if<OwnedDmaBuf>(&payload_)) return dmabuf_tensor(*dmabuf);
   return detail::fail(ErrorCode::UnsupportedDomain,

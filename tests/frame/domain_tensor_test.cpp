@@ -200,3 +200,26 @@ TEST(DomainTensor, ADmaBufImageBecomesAnOwnedDmaBufOverItsFd) {
 
 }  // namespace
 }  // namespace memhal
+
+namespace memhal {
+namespace {
+
+TEST(DomainTensor, AShmTensorComesBackAsShmWithItsFd) {
+  if (!is_available(MemoryKind::Shm)) GTEST_SKIP() << "shm: " << availability(MemoryKind::Shm).reason;
+  ASSERT_OK_AND_ASSIGN(Tensor image, Tensor::image(16, 8, PixelFormat::Rgba, MemoryKind::Shm));
+  ASSERT_OK_AND_ASSIGN(const Tensor view, image.crop(4, 2, 8, 4));
+  ASSERT_OK_AND_ASSIGN(const MemoryDomain domain, MemoryDomain::from_tensor(view));
+  ASSERT_OK_AND_ASSIGN(const Tensor back, domain.to_tensor());
+  EXPECT_EQ(back.memory(), MemoryKind::Shm) << "the backing survives the round trip, so the frame can cross processes";
+  EXPECT_GE(back.fd(), 0);
+  EXPECT_EQ(back.fd(), image.fd());
+  ASSERT_OK_AND_ASSIGN(const TensorMap a, back.map(CpuAccess::Read));
+  ASSERT_OK_AND_ASSIGN(const TensorMap b, view.map(CpuAccess::Read));
+  EXPECT_EQ(a.data(), b.data());
+  EXPECT_ERROR(ErrorCode::PermissionDenied, back.map(CpuAccess::Write));
+  ASSERT_OK_AND_ASSIGN(const MemoryDomain again, MemoryDomain::from_tensor(back));
+  EXPECT_TRUE(same_block(again.get_if<SystemView>()->bytes(), domain.get_if<SystemView>()->bytes()));
+}
+
+}  // namespace
+}  // namespace memhal

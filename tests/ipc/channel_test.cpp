@@ -226,3 +226,29 @@ TEST(Channel, AdoptRefusesWhatIsNotASeqpacketSocket) {
 
 }  // namespace
 }  // namespace memhal::ipc
+
+namespace memhal::ipc {
+namespace {
+
+TEST(Channel, FramesFromAShmPoolTravelWithTheirTiming) {
+  ASSERT_OK_AND_ASSIGN(auto ends, Channel::pair());
+  ASSERT_OK_AND_ASSIGN(Tensor image, Tensor::image(32, 16, PixelFormat::Nv12, MemoryKind::Shm));
+  {
+    ASSERT_OK_AND_ASSIGN(TensorMap map, image.map(CpuAccess::Write));
+    map.plane(0)[0] = std::byte{201};
+  }
+  ASSERT_OK_AND_ASSIGN(MemoryDomain payload, MemoryDomain::from_tensor(image));
+  Frame frame{std::move(payload), {123456, std::nullopt, 33}, 42, {}};
+  ASSERT_OK(ends.first.send(frame));
+  ASSERT_OK_AND_ASSIGN(Frame received, ends.second.receive_frame(std::chrono::milliseconds(1000)));
+  EXPECT_EQ(received.sequence, 42u);
+  EXPECT_EQ(received.timing.pts, 123456);
+  EXPECT_EQ(received.timing.dts, std::nullopt);
+  ASSERT_OK_AND_ASSIGN(auto bytes, received.payload.require_system_bytes("channel test"));
+  EXPECT_EQ(bytes.data()[0], std::byte{201});
+  ASSERT_OK(ends.first.send(image));
+  EXPECT_ERROR(ErrorCode::Protocol, ends.second.receive_frame(std::chrono::milliseconds(1000)));
+}
+
+}  // namespace
+}  // namespace memhal::ipc
