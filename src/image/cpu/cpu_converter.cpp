@@ -81,6 +81,7 @@ void CpuConverter::prepare(const ImageRef& src, const ImageRef& dst, const Rect&
   alpha_ = has_alpha(src.format) && has_alpha(dst.format);
   fill_alpha_ = !has_alpha(src.format) && has_alpha(dst.format);
   channels_ = alpha_ ? 4 : 3;
+  copy_bars_ = rows_copyable(dst);
   // Nearest sampling along rows decodes only the pixels the output shows.
   sampled_ = geometry_.horizontal.single_tap && !geometry_.column_lines && !horizontal_identity_ &&
              sampled_rows_supported(src);
@@ -130,8 +131,16 @@ void CpuConverter::process(Scratch& s, int64_t y0, int64_t y1) {
     std::fill(slots[2].channel(c), slots[2].channel(c) + width, pad_[c]);
   }
   RgbaRows first = slots[0];
+  int64_t written_bar = -1;  // a padding row already written, to copy from
   for (int64_t y = y0; y < y1; ++y) {
     const bool inside = y >= box.y && y < box.y + box.height;
+    if (!inside && copy_bars_) {
+      if (written_bar >= 0) {
+        copy_row(*dst_, written_bar, y);
+        continue;
+      }
+      written_bar = y;
+    }
     const RgbaRows row = inside ? slots[pairs && (y & 1) ? 1 : 0] : slots[2];
     if (inside) compose_row(s, y, row);
     if (!pairs) {

@@ -64,6 +64,7 @@ class CpuConverter {
   bool horizontal_identity_ = false;
   bool cache_lines_ = false;
   bool sampled_ = false;
+  bool copy_bars_ = false;  // padding rows are copied from the first one written
 
   // State of the run in progress.
   const ImageRef* src_ = nullptr;

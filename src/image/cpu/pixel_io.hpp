@@ -47,6 +47,12 @@ struct WriteParams {
   ColorCoeffs coeffs{};
 };
 
+/// Whether `copy_row` serves `dst` (every plane's rows are dense runs of bytes).
+bool rows_copyable(const ImageRef& dst);
+
+/// Copies destination row `from` onto row `to`, every plane (e.g. a letterbox bar).
+void copy_row(const ImageRef& dst, int64_t from, int64_t to);
+
 /// The destination formats and dtypes `write_rows` serves.
 bool writable(PixelFormat format, DType dtype);
 

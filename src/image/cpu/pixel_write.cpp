@@ -161,6 +161,24 @@ void write_yuv(const ImageRef& dst, int64_t y, const RgbaRows& rows, const RgbaR
 
 }  // namespace
 
+bool rows_copyable(const ImageRef& dst) {
+  if (dst.format == PixelFormat::Nv12 || dst.format == PixelFormat::I420) return false;
+  for (int i = 0; i < dst.plane_count; ++i) {
+    const PlaneRef& p = dst.planes[i];
+    const int64_t channels = dst.plane_count == 1 ? pixel_format_info(dst.format)->plane_bytes_per_pixel[0] : 1;
+    const auto esize = static_cast<int64_t>(size_of(dst.dtype));
+    if (p.pixel != channels * esize || (channels > 1 && p.comp != esize)) return false;
+  }
+  return true;
+}
+
+void copy_row(const ImageRef& dst, int64_t from, int64_t to) {
+  for (int i = 0; i < dst.plane_count; ++i) {
+    const PlaneRef& p = dst.planes[i];
+    std::memcpy(p.base + to * p.row, p.base + from * p.row, static_cast<std::size_t>(dst.width * p.pixel));
+  }
+}
+
 bool writable(PixelFormat format, DType dtype) {
   const bool any_dtype = dtype == DType::U8 || dtype == DType::I8 || dtype == DType::F16 || dtype == DType::F32;
   switch (format) {
