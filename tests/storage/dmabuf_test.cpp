@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -18,6 +19,8 @@
 #include <memhal/tensor.hpp>
 #include <memhal/tensor_pool.hpp>
 #include <optional>
+#include <thread>
+#include <vector>
 
 #include "storage/dmabuf_sync.hpp"
 #include "test_support.hpp"
@@ -151,6 +154,28 @@ TEST(DmaBuf, NestedReadMapsShareOneBracketAndAWriteMapIsExclusive) {
   ASSERT_OK_AND_ASSIGN(TensorMap writer, tensor.map(CpuAccess::Write));
   EXPECT_ERROR(ErrorCode::Busy, view.map(CpuAccess::Read));
   EXPECT_ERROR(ErrorCode::Busy, tensor.map(CpuAccess::Write));
+}
+
+TEST(DmaBuf, ReadMapsFromManyThreadsJoinTheOpenBracket) {
+  SKIP_WITHOUT_DMABUF();
+  ASSERT_OK_AND_ASSIGN(Tensor tensor, Tensor::create({4096}, DType::U8, MemoryKind::DmaBuf));
+  std::atomic<int> failures{0};
+  {
+    ASSERT_OK_AND_ASSIGN(TensorMap held, tensor.map(CpuAccess::Read));
+    const auto before = SyncSnapshot::now();
+    std::vector<std::thread> readers;
+    for (int t = 0; t < 4; ++t) {
+      readers.emplace_back([&] {
+        for (int i = 0; i < 100; ++i) failures += !tensor.map(CpuAccess::Read).has_value();
+      });
+    }
+    for (auto& reader : readers) reader.join();
+    EXPECT_EQ((SyncSnapshot::now() - before).starts, 0u);
+    EXPECT_EQ((SyncSnapshot::now() - before).ends, 0u);
+  }
+  EXPECT_EQ(failures.load(), 0);
+  const auto after = SyncSnapshot::now();
+  EXPECT_EQ(after.starts, after.ends) << "every bracket opened was closed";
 }
 
 TEST(DmaBuf, BytesWrittenThroughOneMappingAreReadBackThroughAFreshImport) {
