@@ -3,6 +3,7 @@
 // second process; both checksum what they see. No payload byte is copied on the way.
 #include <fcntl.h>
 #include <spawn.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -66,10 +67,20 @@ Result<uint64_t> checksum(const Tensor& tensor) {
   return hash;
 }
 
-// Where a tensor's first byte lies in this process: equal for two tensors over the same memory.
-const std::byte* first_byte(const Tensor& tensor) {
-  auto map = tensor.map(CpuAccess::Read);
-  return map ? map->data() - tensor.layout().offset() + tensor.layout().byte_extent(0).begin : nullptr;
+// Whether two tensors show the same memory: the same file (inode) behind fd-backed buffers —
+// a DMA-BUF imported again is mapped at another address but is the same buffer — or the
+// same first byte in this process.
+bool same_memory(const Tensor& a, const Tensor& b) {
+  struct stat sa {
+  }, sb{};
+  if (a.fd() >= 0 && b.fd() >= 0 && ::fstat(a.fd(), &sa) == 0 && ::fstat(b.fd(), &sb) == 0) {
+    return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+  }
+  auto first_byte = [](const Tensor& t) -> const std::byte* {
+    auto map = t.map(CpuAccess::Read);
+    return map ? map->data() - t.layout().offset() + t.layout().byte_extent(0).begin : nullptr;
+  };
+  return first_byte(a) == first_byte(b);
 }
 
 Result<uint64_t> checksum(const Frame& frame) {
@@ -298,7 +309,7 @@ int run_demo(std::span<const std::string_view> args) {
     // Branch (a): read in this process. The bytes it reads must be the camera's own.
     auto local = (*branches)[0].payload.to_tensor();
     if (!local || checksum(*local).value_or(0) != expected) ++local_errors;
-    if (local && first_byte(*local) != first_byte(*image)) bytes_copied += static_cast<uint64_t>(image->nbytes());
+    if (local && !same_memory(*local, *image)) bytes_copied += static_cast<uint64_t>(image->nbytes());
     // Branch (b): the second process. The frame is held until the peer says it is done.
     {
       std::lock_guard lock(stats.mutex);
