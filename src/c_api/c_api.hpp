@@ -70,6 +70,16 @@ std::optional<MemoryKind> memory_choice(int32_t memory, bool& ok);
 /// Stores `result`'s tensor in a new handle at `out`.
 int give_tensor(Result<Tensor> result, memhal_tensor_t** out);
 
+/// Writes `get(*handle)` to `out`: the body of every field getter of the C API.
+template <class Handle, class Out, class Get>
+int read_field(const Handle* handle, Out* out, const char* function, Get&& get) noexcept {
+  if (handle == nullptr || out == nullptr) {
+    return fail(ErrorCode::InvalidArgument, std::string(function) + ": NULL argument");
+  }
+  *out = get(*handle);
+  return MEMHAL_OK;
+}
+
 #define MEMHAL_C_REQUIRE(condition, message) \
   if (!(condition)) return ::memhal::c_api::fail(::memhal::ErrorCode::InvalidArgument, message)
 

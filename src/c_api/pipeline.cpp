@@ -67,21 +67,17 @@ int memhal_frame_to_tensor(const memhal_frame_t* frame, memhal_tensor_t** out) {
 }
 
 int memhal_frame_domain_kind(const memhal_frame_t* frame, uint32_t* out) {
-  MEMHAL_C_REQUIRE(frame != nullptr && out != nullptr, "memhal_frame_domain_kind: NULL argument");
-  *out = code(frame->frame.payload.kind());
-  return MEMHAL_OK;
+  return c_api::read_field(frame, out, "memhal_frame_domain_kind",
+                           [](const auto& x) { return code(x.frame.payload.kind()); });
 }
 
 int memhal_frame_pts(const memhal_frame_t* frame, int64_t* out) {
-  MEMHAL_C_REQUIRE(frame != nullptr && out != nullptr, "memhal_frame_pts: NULL argument");
-  *out = frame->frame.timing.pts.value_or(INT64_MIN);
-  return MEMHAL_OK;
+  return c_api::read_field(frame, out, "memhal_frame_pts",
+                           [](const auto& x) { return x.frame.timing.pts.value_or(INT64_MIN); });
 }
 
 int memhal_frame_sequence(const memhal_frame_t* frame, uint64_t* out) {
-  MEMHAL_C_REQUIRE(frame != nullptr && out != nullptr, "memhal_frame_sequence: NULL argument");
-  *out = frame->frame.sequence;
-  return MEMHAL_OK;
+  return c_api::read_field(frame, out, "memhal_frame_sequence", [](const auto& x) { return x.frame.sequence; });
 }
 
 void memhal_frame_free(memhal_frame_t* frame) {
@@ -182,9 +178,7 @@ int memhal_channel_adopt(int socket, memhal_channel_t** out) {
 }
 
 int memhal_channel_fd(const memhal_channel_t* channel, int* out) {
-  MEMHAL_C_REQUIRE(channel != nullptr && out != nullptr, "memhal_channel_fd: NULL argument");
-  *out = channel->channel.fd();
-  return MEMHAL_OK;
+  return c_api::read_field(channel, out, "memhal_channel_fd", [](const auto& x) { return x.channel.fd(); });
 }
 
 void memhal_channel_free(memhal_channel_t* channel) {

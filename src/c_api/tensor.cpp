@@ -103,9 +103,7 @@ void memhal_tensor_free(memhal_tensor_t* tensor) {
 }
 
 int memhal_tensor_rank(const memhal_tensor_t* tensor, size_t* out) {
-  MEMHAL_C_REQUIRE(tensor != nullptr && out != nullptr, "memhal_tensor_rank: NULL argument");
-  *out = tensor->tensor.rank();
-  return MEMHAL_OK;
+  return c_api::read_field(tensor, out, "memhal_tensor_rank", [](const auto& x) { return x.tensor.rank(); });
 }
 
 int memhal_tensor_shape(const memhal_tensor_t* tensor, int64_t* shape, size_t capacity, size_t* rank) {
@@ -119,40 +117,31 @@ int memhal_tensor_strides(const memhal_tensor_t* tensor, int64_t* strides, size_
 }
 
 int memhal_tensor_dtype(const memhal_tensor_t* tensor, uint32_t* out) {
-  MEMHAL_C_REQUIRE(tensor != nullptr && out != nullptr, "memhal_tensor_dtype: NULL argument");
-  *out = code(tensor->tensor.dtype());
-  return MEMHAL_OK;
+  return c_api::read_field(tensor, out, "memhal_tensor_dtype", [](const auto& x) { return code(x.tensor.dtype()); });
 }
 
 int memhal_tensor_memory(const memhal_tensor_t* tensor, uint32_t* out) {
-  MEMHAL_C_REQUIRE(tensor != nullptr && out != nullptr, "memhal_tensor_memory: NULL argument");
-  *out = code(tensor->tensor.memory());
-  return MEMHAL_OK;
+  return c_api::read_field(tensor, out, "memhal_tensor_memory", [](const auto& x) { return code(x.tensor.memory()); });
 }
 
 int memhal_tensor_pixel_format(const memhal_tensor_t* tensor, uint32_t* out) {
-  MEMHAL_C_REQUIRE(tensor != nullptr && out != nullptr, "memhal_tensor_pixel_format: NULL argument");
-  const auto format = tensor->tensor.pixel_format();
-  *out = format ? code(*format) : 0;
-  return MEMHAL_OK;
+  return c_api::read_field(tensor, out, "memhal_tensor_pixel_format", [](const auto& x) {
+    const auto format = x.tensor.pixel_format();
+    return format ? code(*format) : 0u;
+  });
 }
 
 int memhal_tensor_nbytes(const memhal_tensor_t* tensor, int64_t* out) {
-  MEMHAL_C_REQUIRE(tensor != nullptr && out != nullptr, "memhal_tensor_nbytes: NULL argument");
-  *out = tensor->tensor.nbytes();
-  return MEMHAL_OK;
+  return c_api::read_field(tensor, out, "memhal_tensor_nbytes", [](const auto& x) { return x.tensor.nbytes(); });
 }
 
 int memhal_tensor_name(const memhal_tensor_t* tensor, const char** out) {
-  MEMHAL_C_REQUIRE(tensor != nullptr && out != nullptr, "memhal_tensor_name: NULL argument");
-  *out = tensor->tensor.name().c_str();
-  return MEMHAL_OK;
+  return c_api::read_field(tensor, out, "memhal_tensor_name", [](const auto& x) { return x.tensor.name().c_str(); });
 }
 
 int memhal_tensor_allocation_notes(const memhal_tensor_t* tensor, const char** out) {
-  MEMHAL_C_REQUIRE(tensor != nullptr && out != nullptr, "memhal_tensor_allocation_notes: NULL argument");
-  *out = tensor->tensor.allocation_notes().c_str();
-  return MEMHAL_OK;
+  return c_api::read_field(tensor, out, "memhal_tensor_allocation_notes",
+                           [](const auto& x) { return x.tensor.allocation_notes().c_str(); });
 }
 
 int memhal_tensor_clone_fd(const memhal_tensor_t* tensor, size_t buffer, int* out) {

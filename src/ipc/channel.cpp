@@ -32,6 +32,17 @@ Result<void> wait_readable(int fd, std::optional<std::chrono::milliseconds> time
   }
 }
 
+Result<sockaddr_un> socket_address(const std::string& path) {
+  sockaddr_un address{};
+  if (path.empty() || path.size() >= sizeof address.sun_path) {
+    return detail::fail(ErrorCode::InvalidArgument, "socket path '", path, "' is empty or longer than ",
+                        sizeof address.sun_path - 1, " bytes");
+  }
+  address.sun_family = AF_UNIX;
+  std::memcpy(address.sun_path, path.c_str(), path.size() + 1);
+  return address;
+}
+
 // A received memfd must be sealed against shrinking, or the peer could truncate it under our
 // mapping and turn our next read into a SIGBUS. Seal it ourselves when the peer left that open.
 Result<void> check_memfd_seals(int fd, std::size_t index) {
@@ -97,13 +108,7 @@ Result<Channel> Channel::adopt(UniqueFd socket) {
 }
 
 Result<Channel> Channel::connect(const std::string& path) {
-  sockaddr_un address{};
-  if (path.size() >= sizeof address.sun_path) {
-    return detail::fail(ErrorCode::InvalidArgument, "socket path ", path, " is longer than ",
-                        sizeof address.sun_path - 1, " bytes");
-  }
-  address.sun_family = AF_UNIX;
-  std::memcpy(address.sun_path, path.c_str(), path.size() + 1);
+  MEMHAL_ASSIGN_OR_RETURN(const sockaddr_un address, socket_address(path));
   UniqueFd socket(::socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0));
   if (!socket.valid()) return detail::fail_errno(ErrorCode::Io, errno, "socket for ", path);
   if (::connect(socket.get(), reinterpret_cast<const sockaddr*>(&address), sizeof address) != 0) {
@@ -242,13 +247,7 @@ Result<std::pair<Descriptor, Tensor>> Channel::receive_message(std::optional<std
 }
 
 Result<Listener> Listener::bind(const std::string& path) {
-  sockaddr_un address{};
-  if (path.size() >= sizeof address.sun_path) {
-    return detail::fail(ErrorCode::InvalidArgument, "socket path ", path, " is longer than ",
-                        sizeof address.sun_path - 1, " bytes");
-  }
-  address.sun_family = AF_UNIX;
-  std::memcpy(address.sun_path, path.c_str(), path.size() + 1);
+  MEMHAL_ASSIGN_OR_RETURN(const sockaddr_un address, socket_address(path));
   UniqueFd socket(::socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0));
   if (!socket.valid()) return detail::fail_errno(ErrorCode::Io, errno, "socket for ", path);
   if (::bind(socket.get(), reinterpret_cast<const sockaddr*>(&address), sizeof address) != 0) {
