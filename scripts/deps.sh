@@ -14,6 +14,7 @@ packages=(
   libdrm-dev                                         # DRM uapi headers: vgem PRIME test in the VM
   libbenchmark-dev                                   # bench/
   python3                                            # test scripts (JSON checks)
+  python3-dev pybind11-dev python3-numpy python3-pytest  # the Python module and its pytest suite
   "$@"
 )
 

@@ -1,0 +1,230 @@
+// ImageProcessor, ipc Channel/Listener, Recorder/Replayer. Every call that converts pixels,
+// waits on a socket or touches a file releases the GIL, so other Python threads run meanwhile.
+#include <pybind11/stl.h>
+
+#include <memhal/channel.hpp>
+#include <memhal/image_processor.hpp>
+#include <memhal/recording.hpp>
+
+#include <chrono>
+#include <cmath>
+
+#include "py_common.hpp"
+
+namespace memhal::python {
+namespace {
+
+template <class E, std::size_t N>
+E pick(py::handle value, const char* what, const std::array<std::pair<const char*, E>, N>& table) {
+  if (py::isinstance<py::str>(value)) {
+    const auto text = value.cast<std::string>();
+    for (const auto& [name, e] : table) {
+      if (text == name) return e;
+    }
+  }
+  std::string names;
+  for (const auto& [name, e] : table) names += std::string(names.empty() ? "" : ", ") + name;
+  raise(ErrorCode::InvalidArgument,
+        std::string(what) + ": expected one of " + names + ", got " + std::string(py::repr(value)));
+}
+
+template <std::size_t N, class T>
+std::array<T, N> to_array(py::handle value, const char* what, std::array<T, N> fallback) {
+  if (value.is_none()) return fallback;
+  auto items = value.cast<std::vector<T>>();
+  if (items.empty() || items.size() > N)
+    raise(ErrorCode::InvalidArgument, std::string(what) + ": expected 1 to " + std::to_string(N) + " values");
+  std::array<T, N> out = fallback;
+  for (std::size_t i = 0; i < N; ++i) out[i] = items[std::min(i, items.size() - 1)];
+  return out;
+}
+
+ConvertOptions convert_options(const py::kwargs& kw) {
+  ConvertOptions o;
+  static constexpr std::array<const char*, 12> kKnown{"crop",          "flip", "rotation", "resize",
+                                                      "interpolation", "pad",  "matrix",   "range",
+                                                      "mean",          "std",  "swap_rb",  "dst_format"};
+  for (auto item : kw) {
+    const auto key = item.first.cast<std::string>();
+    if (std::find(kKnown.begin(), kKnown.end(), key) == kKnown.end())
+      raise(ErrorCode::InvalidArgument, "convert: unknown option '" + key + "'");
+  }
+  auto get = [&](const char* key) { return kw.contains(key) ? py::handle(kw[key]) : py::handle(Py_None); };
+  if (!get("crop").is_none()) {
+    auto c = get("crop").cast<std::array<int64_t, 4>>();
+    o.crop = Rect{c[0], c[1], c[2], c[3]};
+  }
+  if (!get("flip").is_none())
+    o.flip = pick<Flip, 4>(
+        get("flip"), "flip",
+        {{{"none", Flip::None}, {"horizontal", Flip::Horizontal}, {"vertical", Flip::Vertical}, {"both", Flip::Both}}});
+  if (!get("rotation").is_none()) {
+    const auto degrees = get("rotation").cast<int>();
+    if (degrees % 90 != 0) raise(ErrorCode::InvalidArgument, "rotation: a multiple of 90 degrees clockwise");
+    o.rotation = static_cast<Rotation>(((degrees % 360) + 360) % 360 / 90);
+  }
+  if (!get("resize").is_none())
+    o.resize = pick<ResizeMode, 2>(get("resize"), "resize",
+                                   {{{"stretch", ResizeMode::Stretch}, {"letterbox", ResizeMode::Letterbox}}});
+  if (!get("interpolation").is_none())
+    o.interpolation = pick<Interpolation, 3>(
+        get("interpolation"), "interpolation",
+        {{{"bilinear", Interpolation::Bilinear}, {"nearest", Interpolation::Nearest}, {"area", Interpolation::Area}}});
+  o.pad = to_array<4, uint8_t>(get("pad"), "pad", o.pad);
+  if (!get("matrix").is_none())
+    o.matrix =
+        pick<ColorMatrix, 2>(get("matrix"), "matrix", {{{"bt601", ColorMatrix::Bt601}, {"bt709", ColorMatrix::Bt709}}});
+  if (!get("range").is_none())
+    o.range =
+        pick<ColorRange, 2>(get("range"), "range", {{{"limited", ColorRange::Limited}, {"full", ColorRange::Full}}});
+  o.mean = to_array<4, float>(get("mean"), "mean", o.mean);
+  o.std = to_array<4, float>(get("std"), "std", o.std);
+  if (!get("swap_rb").is_none()) o.swap_rb = get("swap_rb").cast<bool>();
+  o.dst_format = to_optional_vocabulary<PixelFormat>(get("dst_format"), "dst_format");
+  return o;
+}
+
+std::optional<std::chrono::milliseconds> to_timeout(py::handle seconds) {
+  if (seconds.is_none()) return std::nullopt;
+  const double s = seconds.cast<double>();
+  if (!(s >= 0)) raise(ErrorCode::InvalidArgument, "timeout: seconds >= 0 or None");
+  return std::chrono::milliseconds(static_cast<int64_t>(std::ceil(s * 1000)));
+}
+
+void bind_image_processor(py::module_& m) {
+  py::class_<ImageProcessor>(m, "ImageProcessor",
+                             "Format conversion, resize, crop, flip, rotate, letterbox, normalise.")
+      .def(py::init([](unsigned threads) { return unwrap(ImageProcessor::create(ImageProcessorOptions{threads})); }),
+           py::arg("threads") = 0)
+      .def_property_readonly("threads", &ImageProcessor::threads)
+      .def(
+          "convert",
+          [](ImageProcessor& self, const Tensor& src, Tensor& dst, const py::kwargs& kw) {
+            const ConvertOptions options = convert_options(kw);
+            py::gil_scoped_release unlocked;
+            unwrap(self.convert(src, dst, options));
+          },
+          py::arg("src"), py::arg("dst"),
+          "Writes dst from src (the GIL is released). Options: crop=(x, y, w, h), flip='none|horizontal|vertical|"
+          "both', rotation=0|90|180|270, resize='stretch|letterbox', interpolation='bilinear|nearest|area', "
+          "pad=(r, g, b, a), matrix='bt601|bt709', range='limited|full', mean=, std=, swap_rb=, dst_format=.")
+      .def(
+          "create_image",
+          [](const ImageProcessor& self, int64_t w, int64_t h, py::object format, py::object dtype) {
+            return unwrap(self.create_image(w, h, to_vocabulary<PixelFormat>(format, "create_image"),
+                                            to_vocabulary<DType>(dtype, "create_image")));
+          },
+          py::arg("width"), py::arg("height"), py::arg("format"), py::arg("dtype") = "u8");
+}
+
+void bind_channel(py::module_& m) {
+  using ipc::Channel;
+  using ipc::Listener;
+  py::class_<Channel>(m, "Channel", "Tensors between processes over a Unix socket: descriptor plus fds.")
+      .def_static(
+          "pair", [] { return unwrap(Channel::pair()); }, "Two connected channels (socketpair).")
+      .def_static(
+          "connect",
+          [](const std::string& path) {
+            py::gil_scoped_release unlocked;
+            return unwrap(Channel::connect(path));
+          },
+          py::arg("path"))
+      .def_static(
+          "adopt", [](int fd) { return unwrap(Channel::adopt(UniqueFd(fd))); }, py::arg("fd"),
+          "A channel over a connected Unix socket; the channel owns (and closes) fd.")
+      .def(
+          "send",
+          [](Channel& self, const Tensor& t) {
+            py::gil_scoped_release unlocked;
+            unwrap(self.send(t));
+          },
+          py::arg("tensor"), "Sends a shm/dmabuf tensor's descriptor and fds (no bytes copied); mem is refused.")
+      .def(
+          "receive",
+          [](Channel& self, py::object timeout) {
+            const auto wait = to_timeout(timeout);
+            py::gil_scoped_release unlocked;
+            return unwrap(self.receive(wait));
+          },
+          py::arg("timeout") = py::none(), "The next tensor; timeout in seconds (None waits forever).")
+      .def("fileno", &Channel::fd)
+      .def_property_readonly("bytes_sent", &Channel::bytes_sent)
+      .def_property_readonly("bytes_received", &Channel::bytes_received);
+  py::class_<Listener>(m, "Listener")
+      .def_static(
+          "bind", [](const std::string& path) { return unwrap(Listener::bind(path)); }, py::arg("path"))
+      .def(
+          "accept",
+          [](Listener& self, py::object timeout) {
+            const auto wait = to_timeout(timeout);
+            py::gil_scoped_release unlocked;
+            return unwrap(self.accept(wait));
+          },
+          py::arg("timeout") = py::none())
+      .def("fileno", &Listener::fd);
+}
+
+void bind_recording(py::module_& m) {
+  py::class_<Record>(m, "Record", "One tensor read back from a recording.")
+      .def_readonly("index", &Record::index)
+      .def_readonly("timestamp_ns", &Record::timestamp_ns)
+      .def_readonly("has_payload", &Record::has_payload)
+      .def_property_readonly(
+          "memory_name", [](const Record& r) { return r.descriptor.memory_name; },
+          "The wire string of the memory the tensor was recorded from.")
+      .def_property_readonly("shape", [](const Record& r) { return r.descriptor.shape; })
+      .def(
+          "materialize",
+          [](const Record& r, py::object memory) {
+            const auto kind = to_optional_vocabulary<MemoryKind>(memory, "Record.materialize");
+            py::gil_scoped_release unlocked;
+            return unwrap(r.materialize(kind));
+          },
+          py::arg("memory") = py::none());
+  py::class_<Recorder>(m, "Recorder", "Writes tensors (descriptor + bytes) to a checksummed file.")
+      .def(py::init([](const std::string& path) {
+             py::gil_scoped_release unlocked;
+             return unwrap(Recorder::create(path));
+           }),
+           py::arg("path"))
+      .def(
+          "write",
+          [](Recorder& self, const Tensor& t, int64_t timestamp_ns) {
+            py::gil_scoped_release unlocked;
+            unwrap(self.write(t, timestamp_ns));
+          },
+          py::arg("tensor"), py::arg("timestamp_ns") = 0)
+      .def_property_readonly("records_written", &Recorder::records_written);
+  py::class_<Replayer>(m, "Replayer", "Reads a recording back; iterate it for Records.")
+      .def(py::init([](const std::string& path) {
+             py::gil_scoped_release unlocked;
+             return unwrap(Replayer::open(path));
+           }),
+           py::arg("path"))
+      .def("next",
+           [](Replayer& self) {
+             py::gil_scoped_release unlocked;
+             return unwrap(self.next());
+           })
+      .def("__iter__", [](py::object self) { return self; })
+      .def("__next__", [](Replayer& self) {
+        std::optional<Record> record;
+        {
+          py::gil_scoped_release unlocked;
+          record = unwrap(self.next());
+        }
+        if (!record) throw py::stop_iteration();
+        return std::move(*record);
+      });
+}
+
+}  // namespace
+
+void bind_pipeline(py::module_& m) {
+  bind_image_processor(m);
+  bind_channel(m);
+  bind_recording(m);
+}
+
+}  // namespace memhal::python

@@ -1,0 +1,129 @@
+"""DLPack both ways: Tensor.__dlpack__ (legacy and versioned 1.0 capsules) and memhal.from_dlpack."""
+import gc
+
+import numpy as np
+import pytest
+
+import memhal
+
+
+def filled(shape, dtype="f32", memory="mem"):
+    t = memhal.Tensor(shape, dtype, memory=memory)
+    with t.map("write") as m:
+        a = np.asarray(m)
+        a[...] = np.arange(a.size, dtype=a.dtype).reshape(a.shape)
+    return t
+
+
+def test_numpy_from_dlpack_shares_memory_with_the_tensor():
+    t = filled((3, 4))
+    a = np.from_dlpack(t)  # numpy 1.24 asks for no max_version: the legacy capsule
+    np.testing.assert_array_equal(a, np.arange(12).reshape(3, 4))
+    with t.map("write") as m:
+        np.asarray(m)[1, 2] = -5.0
+    assert a[1, 2] == -5.0
+
+
+def test_dlpack_device_is_the_cpu_for_host_memory():
+    assert memhal.Tensor((2,), "u8").__dlpack_device__() == (1, 0)
+
+
+def test_no_max_version_gives_the_legacy_capsule_and_1_0_the_versioned_one():
+    t = memhal.Tensor((2,), "u8")
+    assert '"dltensor"' in repr(t.__dlpack__())
+    assert '"dltensor_versioned"' in repr(t.__dlpack__(max_version=(1, 0)))
+    assert '"dltensor"' in repr(t.__dlpack__(max_version=(0, 8)))
+
+
+def test_a_versioned_capsule_round_trips_into_memhal_without_a_copy():
+    t = filled((2, 5), "i16")
+    u = memhal.from_dlpack(t)  # asks for max_version (1, 0)
+    assert u.shape == (2, 5) and u.dtype == memhal.DType.I16
+    with u.map("write") as m:
+        np.asarray(m)[0, 0] = 1234
+    with t.map("read") as m:
+        assert np.asarray(m)[0, 0] == 1234
+
+
+def test_strided_views_export_with_their_strides():
+    t = filled((4, 6))
+    a = np.from_dlpack(t.flip(1).slice(0, 1, 3))
+    np.testing.assert_array_equal(a, np.arange(24).reshape(4, 6)[1:3, ::-1])
+
+
+def test_memhal_from_dlpack_wraps_a_numpy_array_and_keeps_it_alive():
+    a = np.arange(10, dtype=np.float64)
+    t = memhal.from_dlpack(a)  # numpy 1.24 takes no max_version: legacy fallback
+    with t.map("write") as m:
+        np.asarray(m)[3] = 42.0
+    assert a[3] == 42.0
+    a[4] = -1.0
+    del a
+    gc.collect()
+    with t.map("read") as m:
+        values = np.asarray(m).copy()
+    assert values[3] == 42.0 and values[4] == -1.0 and values[9] == 9.0
+
+
+def test_read_only_memory_travels_with_the_read_only_flag_in_a_versioned_capsule():
+    source = np.arange(6, dtype=np.uint8)
+    source.flags.writeable = False
+    ro = memhal.Tensor.from_numpy(source)
+    u = memhal.from_dlpack(ro)
+    with pytest.raises(memhal.PermissionDeniedError):
+        u.map("write")
+    with u.map("read") as m:
+        assert np.shares_memory(np.asarray(m), source)
+
+
+def test_read_only_memory_is_copied_for_a_legacy_consumer_and_refused_with_copy_false():
+    source = np.arange(6, dtype=np.uint8)
+    source.flags.writeable = False
+    ro = memhal.Tensor.from_numpy(source)
+    a = np.from_dlpack(ro)
+    assert not np.shares_memory(a, source)
+    np.testing.assert_array_equal(a, source)
+    with pytest.raises(BufferError, match="copy=False"):
+        ro.__dlpack__(copy=False)
+
+
+def test_copy_true_exports_a_copy_and_says_so():
+    t = filled((4,))
+    a = np.from_dlpack(memhal.from_dlpack(t.__dlpack__(max_version=(1, 0), copy=True)))
+    with t.map("write") as m:
+        np.asarray(m)[0] = 99.0
+    assert a[0] == 0.0
+
+
+def test_other_devices_and_streams_are_buffer_errors():
+    t = memhal.Tensor((2,), "u8")
+    with pytest.raises(BufferError):
+        t.__dlpack__(dl_device=(2, 0))
+    with pytest.raises(BufferError):
+        t.__dlpack__(stream=1)
+    t.__dlpack__(dl_device=(1, 0))
+
+
+def test_multi_plane_images_cannot_be_one_dlpack_tensor():
+    with pytest.raises(BufferError, match="planes"):
+        memhal.Tensor.image(8, 8, "nv12", memory="mem").__dlpack__()
+
+
+def test_an_unconsumed_capsule_frees_its_map_and_a_consumed_one_cannot_be_reused():
+    t = memhal.Tensor((3,), "u8")
+    capsule = t.__dlpack__()
+    u = memhal.from_dlpack(capsule)
+    with u.map("write") as m:
+        np.asarray(m)[:] = 5
+    with t.map("read") as m:
+        assert np.asarray(m).tolist() == [5, 5, 5]
+    with pytest.raises(memhal.InvalidArgumentError):
+        memhal.from_dlpack(capsule)
+    del capsule
+    t.__dlpack__()  # dropped unconsumed: its destructor frees the export
+    gc.collect()
+
+
+def test_a_dtype_memhal_does_not_have_is_rejected():
+    with pytest.raises(memhal.InvalidArgumentError, match="dtype"):
+        memhal.from_dlpack(np.zeros(3, dtype=np.complex64))

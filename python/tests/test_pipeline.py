@@ -1,0 +1,115 @@
+"""ImageProcessor, Channel and recordings from Python; the blocking calls release the GIL."""
+import threading
+import time
+
+import numpy as np
+import pytest
+
+import memhal
+
+
+def test_convert_rgb_to_a_planar_float_model_input():
+    src = memhal.Tensor.image(8, 4, "rgb", memory="mem")
+    with src.map("write") as m:
+        a = np.asarray(m)
+        a[..., 0], a[..., 1], a[..., 2] = 255, 0, 51
+    dst = memhal.Tensor.image(4, 2, "planar_rgb", memory="mem", dtype="f32")
+    memhal.ImageProcessor().convert(src, dst)
+    with dst.map("read") as m:
+        out = np.asarray(m)
+    assert out.shape == (3, 2, 4)
+    np.testing.assert_allclose(out[0], 1.0, atol=1e-6)
+    np.testing.assert_allclose(out[1], 0.0, atol=1e-6)
+    np.testing.assert_allclose(out[2], 0.2, atol=1e-6)
+
+
+def test_convert_applies_options_and_rejects_unknown_ones():
+    src = memhal.Tensor.image(4, 4, "grey", memory="mem")
+    with src.map("write") as m:
+        np.asarray(m)[:, :2, 0] = 10
+        np.asarray(m)[:, 2:, 0] = 200
+    dst = memhal.Tensor.image(4, 4, "grey", memory="mem")
+    processor = memhal.ImageProcessor(threads=1)
+    processor.convert(src, dst, flip="horizontal", interpolation="nearest")
+    with dst.map("read") as m:
+        assert np.asarray(m)[0, :, 0].tolist() == [200, 200, 10, 10]
+    with pytest.raises(memhal.InvalidArgumentError, match="flipp"):
+        processor.convert(src, dst, flipp="horizontal")
+    with pytest.raises(memhal.InvalidArgumentError, match="flip"):
+        processor.convert(src, dst, flip="sideways")
+
+
+def shareable_kind():
+    for kind in ("shm", "dmabuf"):
+        if memhal.is_available(kind):
+            return kind
+    pytest.skip("neither shm nor dmabuf can be allocated here")
+
+
+def test_a_tensor_sent_over_a_channel_arrives_as_the_same_memory():
+    a, b = memhal.Channel.pair()
+    t = memhal.Tensor((16,), "u8", memory=shareable_kind())
+    a.send(t)
+    received = b.receive(timeout=5)
+    assert received.shape == (16,) and received.memory == t.memory
+    with received.map("write") as m:
+        np.asarray(m)[:] = 33
+    with t.map("read") as m:
+        assert np.asarray(m).tolist() == [33] * 16
+
+
+def test_receive_releases_the_gil_while_it_waits():
+    a, b = memhal.Channel.pair()
+    t = memhal.Tensor((4,), "u8", memory=shareable_kind())
+    result = {}
+
+    def receiver():
+        try:
+            result["tensor"] = b.receive(timeout=10)
+        except memhal.Error as e:  # a receive holding the GIL would time out here
+            result["error"] = e
+
+    thread = threading.Thread(target=receiver)
+    thread.start()
+    time.sleep(0.2)  # Python code runs in this thread while the other waits in receive
+    a.send(t)
+    thread.join(20)
+    assert "error" not in result, result.get("error")
+    assert result["tensor"].shape == (4,)
+
+
+def test_a_receive_timeout_is_an_error_with_a_code():
+    _, b = memhal.Channel.pair()
+    with pytest.raises(memhal.Error) as info:
+        b.receive(timeout=0.05)
+    assert isinstance(info.value.code, memhal.ErrorCode)
+
+
+def test_recordings_replay_every_tensor_with_its_timestamp(tmp_path):
+    path = str(tmp_path / "run.mhr")
+    recorder = memhal.Recorder(path)
+    for i in range(3):
+        t = memhal.Tensor((2, 3), "f32", memory="mem")
+        with t.map("write") as m:
+            np.asarray(m)[:] = i
+        recorder.write(t, timestamp_ns=1000 * i)
+    assert recorder.records_written == 3
+    del recorder
+    records = list(memhal.Replayer(path))
+    assert [r.timestamp_ns for r in records] == [0, 1000, 2000]
+    assert all(r.has_payload and r.memory_name == "mem" for r in records)
+    with records[2].materialize().map("read") as m:
+        assert np.asarray(m).tolist() == [[2.0] * 3] * 2
+
+
+def test_a_damaged_recording_is_reported_as_corrupt(tmp_path):
+    path = tmp_path / "bad.mhr"
+    recorder = memhal.Recorder(str(path))
+    recorder.write(memhal.Tensor((64,), "u8", memory="mem"), timestamp_ns=1)
+    del recorder
+    data = bytearray(path.read_bytes())
+    data[-10] ^= 0xFF
+    path.write_bytes(bytes(data))
+    with pytest.raises(memhal.Error) as info:
+        list(memhal.Replayer(str(path)))
+    assert info.value.code == memhal.ErrorCode.CORRUPT
