@@ -179,4 +179,5 @@ PYBIND11_MODULE(memhal, m) {
   bind_dlpack(m);
   bind_foreign(m);
   bind_pipeline(m);
+  bind_frame(m);
 }

@@ -75,5 +75,6 @@ void bind_tensor(py::module_& m);
 void bind_dlpack(py::module_& m);
 void bind_foreign(py::module_& m);
 void bind_pipeline(py::module_& m);
+void bind_frame(py::module_& m);  // after bind_pipeline: adds to Channel
 
 }  // namespace memhal::python

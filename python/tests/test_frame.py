@@ -1,0 +1,55 @@
+"""memhal.Frame and memhal.Tee: frames over tensors, fan-out and frames over a Channel."""
+import numpy as np
+import pytest
+
+import memhal
+
+
+def counted(n, memory="mem"):
+    t = memhal.Tensor((n,), "u8", memory=memory)
+    with t.map("write") as m:
+        np.asarray(m)[:] = np.arange(n, dtype=np.uint8)
+    return t
+
+
+def test_a_frame_over_a_tensor_keeps_its_bytes_timing_and_sequence():
+    frame = memhal.Frame.from_tensor(counted(8), sequence=7, pts=1000, duration=33)
+    assert frame.domain == memhal.MemoryDomainKind.SYSTEM
+    assert (frame.sequence, frame.pts, frame.duration) == (7, 1000, 33)
+    with frame.to_tensor().map("read") as m:
+        assert np.asarray(m).tolist() == list(range(8))
+
+
+def test_a_strided_tensor_becomes_a_system_view_frame():
+    t = counted(12).reshape((3, 4)).flip(1)
+    frame = memhal.Frame.from_tensor(t)
+    assert frame.domain == memhal.MemoryDomainKind.SYSTEM_VIEW
+    with frame.to_tensor().map("read") as m:
+        np.testing.assert_array_equal(np.asarray(m), np.arange(12).reshape(3, 4)[:, ::-1])
+
+
+def test_a_tee_hands_every_branch_the_same_bytes():
+    source = counted(16)
+    frame = memhal.Frame.from_tensor(source, sequence=3)
+    branches = memhal.Tee(3).push(frame)
+    assert len(branches) == 3
+    with source.map("read") as m:
+        address = np.asarray(m).__array_interface__["data"][0]
+    for branch in branches:
+        assert branch.sequence == 3
+        with branch.to_tensor().map("read") as m:
+            assert np.asarray(m).__array_interface__["data"][0] == address  # no byte copied
+    with pytest.raises(memhal.InvalidArgumentError):
+        memhal.Tee(0)
+
+
+def test_a_frame_crosses_a_channel_with_its_timing():
+    kind = next((k for k in ("shm", "dmabuf") if memhal.is_available(k)), None)
+    if kind is None:
+        pytest.skip("neither shm nor dmabuf can be allocated here")
+    a, b = memhal.Channel.pair()
+    a.send_frame(memhal.Frame.from_tensor(counted(32, kind), sequence=11, pts=5))
+    received = b.receive_frame(timeout=5)
+    assert (received.sequence, received.pts) == (11, 5)
+    with received.to_tensor().map("read") as m:
+        assert np.asarray(m).tolist() == list(range(32))
