@@ -45,7 +45,7 @@ void bind_frame(py::module_& m) {
           [](Frame& f, std::optional<int64_t> v) { f.timing.duration = v; })
       .def(
           "to_tensor", [](const Frame& f) { return unwrap(f.payload.to_tensor()); },
-          "The payload as a tensor, without copying (UnsupportedDomainError-style errors for GPU domains).")
+          "The payload as a tensor, without copying; UnimplementedError for domains no tensor can hold.")
       .def(
           "share", [](const Frame& f) { return unwrap(f.share()); },
           "The same frame for another consumer: a reference-count bump of the payload.")
