@@ -71,18 +71,21 @@ std::vector<std::byte> message_for(int64_t n, uint32_t fds = 1) {
   d.shape = {n};
   d.strides = {1};
   d.buffer_sizes.assign(fds, static_cast<uint64_t>(n));
-  auto encoded = *d.encode();
-  std::vector<std::byte> out = {std::byte{'M'}, std::byte{'H'}, std::byte{'C'}, std::byte{'H'},
-                                std::byte{1},   std::byte{0},   std::byte{1},   std::byte{0},
-                                std::byte(fds), std::byte{0},   std::byte{0},   std::byte{0}};
-  out.insert(out.end(), encoded.begin(), encoded.end());
+  const auto encoded = *d.encode();
+  const uint8_t header[] = {'M', 'H', 'C', 'H', 1, 0, 1, 0, static_cast<uint8_t>(fds), 0, 0, 0};
+  std::vector<std::byte> out;
+  out.reserve(sizeof header + encoded.size());
+  for (uint8_t b : header) out.push_back(std::byte{b});
+  for (std::byte b : encoded) out.push_back(b);
   return out;
 }
 
 int make_memfd(std::size_t size, unsigned seals) {
   const int fd = ::memfd_create("test", MFD_CLOEXEC | MFD_ALLOW_SEALING);
   EXPECT_EQ(::ftruncate(fd, static_cast<off_t>(size)), 0);
-  if (seals) EXPECT_EQ(::fcntl(fd, F_ADD_SEALS, seals), 0);
+  if (seals) {
+    EXPECT_EQ(::fcntl(fd, F_ADD_SEALS, seals), 0);
+  }
   return fd;
 }
 

@@ -110,6 +110,7 @@ TEST_F(RecordingTest, DeviceMemoryWithoutBytesExplainsWhyItCannotMaterialise) {
   }
   ASSERT_OK_AND_ASSIGN(Replayer replayer, Replayer::open(path_));
   ASSERT_OK_AND_ASSIGN(auto record, replayer.next());
+  ASSERT_TRUE(record.has_value());
   EXPECT_FALSE(record->has_payload);
   auto tensor = record->materialize();
   EXPECT_ERROR(ErrorCode::Unavailable, tensor);
