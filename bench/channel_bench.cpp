@@ -14,6 +14,8 @@
 #include <string>
 #include <vector>
 
+#include "support/ratio_reporter.hpp"
+
 namespace {
 
 using memhal::Tensor;
@@ -107,38 +109,20 @@ void BM_SocketCopyRoundTrip(benchmark::State& state) {
 BENCHMARK(BM_ChannelRoundTrip)->Arg(kSizes[0])->Arg(kSizes[1])->Arg(kSizes[2])->UseRealTime();
 BENCHMARK(BM_SocketCopyRoundTrip)->Arg(kSizes[0])->Arg(kSizes[1])->Arg(kSizes[2])->UseRealTime();
 
-class RatioReporter : public benchmark::ConsoleReporter {
- public:
-  void ReportRuns(const std::vector<Run>& runs) override {
-    for (const auto& run : runs) {
-      if (run.run_type == Run::RT_Iteration) times_[run.benchmark_name()] = run.GetAdjustedRealTime();
-    }
-    ConsoleReporter::ReportRuns(runs);
-  }
-  void Finalize() override {
-    ConsoleReporter::Finalize();
-    std::printf("\n%-10s %16s %16s %14s\n", "size", "channel (us)", "socket copy (us)", "copy/channel");
-    for (int64_t size : kSizes) {
-      const std::string arg = "/" + std::to_string(size) + "/real_time";
-      const double channel = times_["BM_ChannelRoundTrip" + arg], copy = times_["BM_SocketCopyRoundTrip" + arg];
-      std::printf("%-10lld %16.1f %16.1f %13.1fx\n", static_cast<long long>(size), channel / 1e3, copy / 1e3,
-                  copy / channel);
-    }
-    const std::string small = "BM_ChannelRoundTrip/" + std::to_string(kSizes[0]) + "/real_time";
-    const std::string large = "BM_ChannelRoundTrip/" + std::to_string(kSizes[2]) + "/real_time";
-    std::printf("channel 64 MiB vs 4 KiB: %.2fx (size-independent if within 1.5x)\n", times_[large] / times_[small]);
-  }
-
- private:
-  std::map<std::string, double> times_;
-};
-
 }  // namespace
 
 int main(int argc, char** argv) {
-  benchmark::Initialize(&argc, argv);
-  RatioReporter reporter;
-  benchmark::RunSpecifiedBenchmarks(&reporter);
-  benchmark::Shutdown();
-  return 0;
+  return memhal::bench::run_benchmarks(argc, argv, [](const memhal::bench::RatioReporter& r) {
+    std::printf("\n%-10s %16s %16s %14s\n", "size", "channel (us)", "socket copy (us)", "copy/channel");
+    for (int64_t size : kSizes) {
+      const std::string arg = "/" + std::to_string(size) + "/real_time";
+      const double channel = r.real_seconds("BM_ChannelRoundTrip" + arg);
+      const double copy = r.real_seconds("BM_SocketCopyRoundTrip" + arg);
+      std::printf("%-10lld %16.1f %16.1f %13.1fx\n", static_cast<long long>(size), channel * 1e6, copy * 1e6,
+                  copy / channel);
+    }
+    const double small = r.real_seconds("BM_ChannelRoundTrip/" + std::to_string(kSizes[0]) + "/real_time");
+    const double large = r.real_seconds("BM_ChannelRoundTrip/" + std::to_string(kSizes[2]) + "/real_time");
+    std::printf("channel 64 MiB vs 4 KiB: %.2fx (size-independent if within 1.5x)\n", large / small);
+  });
 }

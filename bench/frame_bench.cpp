@@ -15,6 +15,8 @@
 #include <string>
 #include <vector>
 
+#include "support/ratio_reporter.hpp"
+
 namespace {
 
 using namespace memhal;
@@ -120,47 +122,22 @@ void BM_MemcpyWarm1080p(benchmark::State& state) {
 }
 BENCHMARK(BM_MemcpyWarm1080p)->Unit(benchmark::kMillisecond);
 
-class RatioReporter : public benchmark::ConsoleReporter {
- public:
-  void ReportRuns(const std::vector<Run>& runs) override {
-    for (const auto& run : runs) {
-      if (run.run_type == Run::RT_Iteration) times_[run.benchmark_name()] = seconds(run);
-    }
-    ConsoleReporter::ReportRuns(runs);
-  }
-  void Finalize() override {
-    ConsoleReporter::Finalize();
-    std::printf("\ntee vs deep copy of a 4K RGBA frame (33177600 bytes) to each branch:\n");
-    for (const char* n : {"1", "4", "16"}) {
-      const double tee = time(std::string("BM_Tee4kRgba/") + n), copy = time(std::string("BM_DeepCopy4kRgba/") + n);
-      std::printf("  %2s branches: tee %8.3f us, deep copy %9.3f us: tee is %.0fx faster\n", n, tee * 1e6, copy * 1e6,
-                  copy / tee);
-    }
-    const double fresh = time("BM_MemcpyFresh1080p"), warm = time("BM_MemcpyWarm1080p");
-    std::printf("\nrequire_system_bytes of a flipped 1080p RGBA view (8294400 bytes), lower is better:\n");
-    for (const char* name : {"BM_RequireSystemBytesFlippedRows1080p", "BM_RequireSystemBytesFlippedColumns1080p"}) {
-      std::printf("  %-42s %.2fx memcpy into fresh bytes, %.2fx warm memcpy\n", name, time(name) / fresh,
-                  time(name) / warm);
-    }
-  }
-
- private:
-  static double seconds(const Run& run) {
-    return run.GetAdjustedRealTime() / benchmark::GetTimeUnitMultiplier(run.time_unit);
-  }
-  double time(const std::string& name) const {
-    auto it = times_.find(name);
-    return it == times_.end() ? 0.0 : it->second;
-  }
-  std::map<std::string, double> times_;
-};
-
 }  // namespace
 
 int main(int argc, char** argv) {
-  benchmark::Initialize(&argc, argv);
-  RatioReporter reporter;
-  benchmark::RunSpecifiedBenchmarks(&reporter);
-  benchmark::Shutdown();
-  return 0;
+  return memhal::bench::run_benchmarks(argc, argv, [](const memhal::bench::RatioReporter& r) {
+    std::printf("\ntee vs deep copy of a 4K RGBA frame (33177600 bytes) to each branch:\n");
+    for (const char* n : {"1", "4", "16"}) {
+      const double tee = r.real_seconds(std::string("BM_Tee4kRgba/") + n);
+      const double copy = r.real_seconds(std::string("BM_DeepCopy4kRgba/") + n);
+      std::printf("  %2s branches: tee %8.3f us, deep copy %9.3f us: tee is %.0fx faster\n", n, tee * 1e6, copy * 1e6,
+                  copy / tee);
+    }
+    const double fresh = r.real_seconds("BM_MemcpyFresh1080p"), warm = r.real_seconds("BM_MemcpyWarm1080p");
+    std::printf("\nrequire_system_bytes of a flipped 1080p RGBA view (8294400 bytes), lower is better:\n");
+    for (const char* name : {"BM_RequireSystemBytesFlippedRows1080p", "BM_RequireSystemBytesFlippedColumns1080p"}) {
+      std::printf("  %-42s %.2fx memcpy into fresh bytes, %.2fx warm memcpy\n", name, r.real_seconds(name) / fresh,
+                  r.real_seconds(name) / warm);
+    }
+  });
 }

@@ -181,9 +181,10 @@ void print_ratios() {
   if (copy <= 0) return;
   // A memcpy of N bytes reads N and writes N.
   const double bandwidth = 2.0 * (64u << 20) / copy;
-  std::printf("\nmemcpy bandwidth (read + write): %.1f GB/s; times are CPU time of one thread, except\n"
-              "memhalN* (wall time, all threads)\n",
-              bandwidth / 1e9);
+  std::printf(
+      "\nmemcpy bandwidth (read + write): %.1f GB/s; times are CPU time of one thread, except\n"
+      "memhalN* (wall time, all threads)\n",
+      bandwidth / 1e9);
   std::printf("%-6s %-11s %9s %9s %9s %9s %9s %8s %8s %8s\n", "src", "output", "memhal1t", "memhalN*", "opencv",
               "libyuv", "bound", "cv/1t", "yuv/1t", "1t/bound");
   for (PixelFormat f : {PixelFormat::Nv12, PixelFormat::Yuyv}) {

@@ -14,6 +14,8 @@
 #include <memhal/tensor_pool.hpp>
 #include <string>
 
+#include "support/ratio_reporter.hpp"
+
 namespace {
 
 using memhal::CpuAccess;
@@ -108,25 +110,17 @@ BENCHMARK(BM_AllocateFirstWrite)->Apply(sizes);
 BENCHMARK(BM_PooledAcquireWrite)->Apply(sizes);
 BENCHMARK(BM_MapUnmap)->Apply(sizes);
 
-// Collects per-iteration CPU times (page faults included; stable on a shared machine, unlike
-// wall time) so the ratios can be printed after the table.
-class RatioReporter : public benchmark::ConsoleReporter {
- public:
-  void ReportRuns(const std::vector<Run>& runs) override {
-    for (const auto& run : runs) {
-      if (run.run_type == Run::RT_Iteration && !run.error_occurred) {
-        times_[run.benchmark_name()] = run.GetAdjustedCPUTime();
-      }
-    }
-    ConsoleReporter::ReportRuns(runs);
-  }
-  void Finalize() override {
-    ConsoleReporter::Finalize();
+}  // namespace
+
+int main(int argc, char** argv) {
+  return memhal::bench::run_benchmarks(argc, argv, [](const memhal::bench::RatioReporter& r) {
+    // CPU time: page faults included, and steadier than wall time on a shared machine.
+    auto us = [&](const std::string& name) { return r.cpu_seconds(name) * 1e6; };
     std::printf("\npooled acquire+write / fresh allocate+first write (lower is better):\n");
     for (MemoryKind kind : {MemoryKind::Mem, MemoryKind::Shm, MemoryKind::DmaBuf}) {
       for (const char* size : {"1920/1080", "3840/2160"}) {
         const std::string args = std::to_string(memhal::code(kind)) + "/" + size;
-        const double pooled = time("BM_PooledAcquireWrite/" + args), fresh = time("BM_AllocateFirstWrite/" + args);
+        const double pooled = us("BM_PooledAcquireWrite/" + args), fresh = us("BM_AllocateFirstWrite/" + args);
         if (pooled > 0 && fresh > 0) {
           std::printf("  %-7s %-10s %.2f  (%.0f us vs %.0f us)\n", std::string(memhal::to_string(kind)).c_str(), size,
                       pooled / fresh, pooled, fresh);
@@ -136,29 +130,11 @@ class RatioReporter : public benchmark::ConsoleReporter {
     std::printf("\nmap+unmap, 4K / 1080p (the persistent mapping: within 1.5x):\n");
     for (MemoryKind kind : {MemoryKind::Mem, MemoryKind::Shm, MemoryKind::DmaBuf}) {
       const std::string code = std::to_string(memhal::code(kind));
-      const double small = time("BM_MapUnmap/" + code + "/1920/1080"),
-                   large = time("BM_MapUnmap/" + code + "/3840/2160");
+      const double small = us("BM_MapUnmap/" + code + "/1920/1080"), large = us("BM_MapUnmap/" + code + "/3840/2160");
       if (small > 0 && large > 0) {
         std::printf("  %-7s %.2fx  (%.3f us vs %.3f us)\n", std::string(memhal::to_string(kind)).c_str(), large / small,
                     large, small);
       }
     }
-  }
-
- private:
-  double time(const std::string& name) const {
-    auto it = times_.find(name);
-    return it == times_.end() ? 0.0 : it->second;
-  }
-  std::map<std::string, double> times_;
-};
-
-}  // namespace
-
-int main(int argc, char** argv) {
-  benchmark::Initialize(&argc, argv);
-  RatioReporter reporter;
-  benchmark::RunSpecifiedBenchmarks(&reporter);
-  benchmark::Shutdown();
-  return 0;
+  });
 }

@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "support/ratio_reporter.hpp"
+
 namespace {
 
 using memhal::CpuAccess;
@@ -123,41 +125,17 @@ void BM_ViewChain(benchmark::State& state) {
 }
 BENCHMARK(BM_ViewChain)->Arg(int64_t{1} << 13)->Arg(int64_t{64} << 20);
 
-// Collects per-iteration times so the ratios can be printed after the table.
-class RatioReporter : public benchmark::ConsoleReporter {
- public:
-  void ReportRuns(const std::vector<Run>& runs) override {
-    for (const auto& run : runs) {
-      if (run.run_type == Run::RT_Iteration) times_[run.benchmark_name()] = run.GetAdjustedRealTime();
-    }
-    ConsoleReporter::ReportRuns(runs);
-  }
-  void Finalize() override {
-    ConsoleReporter::Finalize();
-    const double memcpy_time = time("BM_Memcpy1080pRgba");
-    std::printf("\nratios (lower is better; 1.0 = memcpy of the same 8294400 bytes):\n");
-    for (const char* name : {"BM_MaterializeFlippedRows1080pRgba", "BM_MaterializeFlippedColumns1080pRgba",
-                             "BM_MaterializeTransposed1080pRgba", "BM_MaterializeFreshTransposed1080pRgba"}) {
-      std::printf("  %-40s %.2fx memcpy\n", name, time(name) / memcpy_time);
-    }
-    const double small = time("BM_ViewChain/8192"), large = time("BM_ViewChain/67108864");
-    std::printf("view creation, 64 MiB vs 8 KiB tensor: %.2fx (O(1) if within 1.5x)\n", large / small);
-  }
-
- private:
-  double time(const std::string& name) const {
-    auto it = times_.find(name);
-    return it == times_.end() ? 0.0 : it->second;
-  }
-  std::map<std::string, double> times_;
-};
-
 }  // namespace
 
 int main(int argc, char** argv) {
-  benchmark::Initialize(&argc, argv);
-  RatioReporter reporter;
-  benchmark::RunSpecifiedBenchmarks(&reporter);
-  benchmark::Shutdown();
-  return 0;
+  return memhal::bench::run_benchmarks(argc, argv, [](const memhal::bench::RatioReporter& r) {
+    const double memcpy_time = r.real_seconds("BM_Memcpy1080pRgba");
+    std::printf("\nratios (lower is better; 1.0 = memcpy of the same 8294400 bytes):\n");
+    for (const char* name : {"BM_MaterializeFlippedRows1080pRgba", "BM_MaterializeFlippedColumns1080pRgba",
+                             "BM_MaterializeTransposed1080pRgba", "BM_MaterializeFreshTransposed1080pRgba"}) {
+      std::printf("  %-40s %.2fx memcpy\n", name, r.real_seconds(name) / memcpy_time);
+    }
+    const double small = r.real_seconds("BM_ViewChain/8192"), large = r.real_seconds("BM_ViewChain/67108864");
+    std::printf("view creation, 64 MiB vs 8 KiB tensor: %.2fx (O(1) if within 1.5x)\n", large / small);
+  });
 }
