@@ -211,12 +211,30 @@ Tensor wrap_foreign(std::byte* element0, DType dtype, std::span<const int64_t> s
   return detail::TensorAccess::make(std::move(layout), std::move(buffers));
 }
 
+// The array-API `from_dlpack(x, *, device=None, copy=None)`: memhal imports host memory only,
+// never copies unless copy=True (then into `memory`, default mem).
+static Tensor from_dlpack_api(py::handle object, py::handle device, py::handle copy, py::handle memory) {
+  if (!device.is_none()) {
+    const bool cpu = py::isinstance<py::str>(device) ? device.cast<std::string>() == "cpu"
+                                                     : py::cast<py::tuple>(device)[0].cast<int>() == dlpack::kDLCPU;
+    if (!cpu) throw py::buffer_error("memhal.from_dlpack: memhal tensors live on the CPU; device must be None or cpu");
+  }
+  Tensor tensor = from_dlpack(object);
+  if (copy.is_none() || !copy.cast<bool>()) return tensor;
+  const auto kind = to_optional_vocabulary<MemoryKind>(memory, "from_dlpack");
+  py::gil_scoped_release unlocked;
+  return unwrap(tensor.materialize(kind.value_or(MemoryKind::Mem)));
+}
+
 void bind_foreign(py::module_& m) {
-  m.def("from_dlpack", &from_dlpack, py::arg("obj"),
+  m.def("from_dlpack", &from_dlpack_api, py::arg("obj"), py::kw_only(), py::arg("device") = py::none(),
+        py::arg("copy") = py::none(), py::arg("memory") = py::none(),
         "A tensor over the memory of any DLPack producer (numpy, torch, ...), without copying; the producer "
-        "stays alive while any tensor over it lives. Read-only DLPack 1.x tensors map for reading only.");
+        "stays alive while any tensor over it lives. Read-only DLPack 1.x tensors map for reading only. "
+        "copy=True makes a dense copy in `memory` (default mem); device must be None or the CPU.");
   auto tensor = py::reinterpret_borrow<py::class_<Tensor>>(m.attr("Tensor"));
-  tensor.def_static("from_dlpack", &from_dlpack, py::arg("obj"));
+  tensor.def_static("from_dlpack", &from_dlpack_api, py::arg("obj"), py::kw_only(), py::arg("device") = py::none(),
+                    py::arg("copy") = py::none(), py::arg("memory") = py::none());
   tensor.def_static(
       "from_numpy", [](py::handle a, bool copy, py::handle memory) { return from_buffer(a, copy, memory); },
       py::arg("array"), py::arg("copy") = false, py::arg("memory") = py::none(),

@@ -127,3 +127,17 @@ def test_an_unconsumed_capsule_frees_its_map_and_a_consumed_one_cannot_be_reused
 def test_a_dtype_memhal_does_not_have_is_rejected():
     with pytest.raises(memhal.InvalidArgumentError, match="dtype"):
         memhal.from_dlpack(np.zeros(3, dtype=np.complex64))
+
+
+def test_from_dlpack_takes_the_array_api_keywords():
+    a = np.arange(4, dtype=np.int32)
+    copied = memhal.from_dlpack(a, copy=True, device="cpu")
+    a[:] = 0
+    with copied.map("read") as m:
+        assert np.asarray(m).tolist() == [0, 1, 2, 3]
+    shared = memhal.from_dlpack(a, copy=False, device=(1, 0))
+    a[:] = 8
+    with shared.map("read") as m:
+        assert np.asarray(m).tolist() == [8] * 4
+    with pytest.raises(BufferError):
+        memhal.from_dlpack(a, device=(2, 0))
