@@ -1,0 +1,22 @@
+"""`cmake --install --component python` gives a module that imports on its own (no build tree)."""
+import os
+import subprocess
+import sys
+
+import pytest
+
+
+def test_the_installed_module_imports_from_a_scratch_prefix(tmp_path):
+    build = os.environ.get("MEMHAL_BUILD_DIR")
+    if not build:
+        pytest.skip("MEMHAL_BUILD_DIR unset: run through CTest to know the build tree")
+    prefix = tmp_path / "prefix"
+    subprocess.run(["cmake", "--install", build, "--component", "python", "--prefix", str(prefix)],
+                   check=True, capture_output=True)
+    site = prefix / "lib" / "python3" / "dist-packages"
+    env = {"PATH": os.environ.get("PATH", ""), "PYTHONPATH": str(site), "PYTHONDONTWRITEBYTECODE": "1"}
+    out = subprocess.run([sys.executable, "-c",
+                          "import memhal; print(memhal.__file__); print(memhal.MemoryKind.DMABUF.code)"],
+                         check=True, capture_output=True, text=True, env=env, cwd=str(tmp_path)).stdout.split()
+    assert out[0].startswith(str(site))
+    assert out[1] == "2"
