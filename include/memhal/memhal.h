@@ -124,7 +124,10 @@ typedef enum memhal_vocabulary {
   MEMHAL_VOCABULARY_COMPRESSION = 3,
   MEMHAL_VOCABULARY_CPU_ACCESS = 4,
   MEMHAL_VOCABULARY_MEMORY_DOMAIN_KIND = 5,
-  MEMHAL_VOCABULARY_ERROR_CODE = 6
+  MEMHAL_VOCABULARY_ERROR_CODE = 6,
+  /* Keeps the enum 32 bits wide, so any int a caller passes is a value the library can
+   * receive and reject (as Vulkan's *_MAX_ENUM). Not a vocabulary. */
+  MEMHAL_VOCABULARY_MAX_ENUM = 0x7fffffff
 } memhal_vocabulary_t;
 
 /* ---- opaque handles ---- */

@@ -172,6 +172,7 @@ int memhal_code_to_string(memhal_vocabulary_t vocabulary, uint32_t value, const 
         *out = name.data();
         return MEMHAL_OK;
       }
+      case MEMHAL_VOCABULARY_MAX_ENUM: break;
     }
     return fail(ErrorCode::InvalidArgument,
                 "vocabulary " + std::to_string(static_cast<int>(vocabulary)) + " is unknown");
@@ -196,6 +197,7 @@ int memhal_string_to_code(memhal_vocabulary_t vocabulary, const char* text, uint
           }
         }
         return fail(ErrorCode::InvalidArgument, std::string("error code '") + text + "' is unknown");
+      case MEMHAL_VOCABULARY_MAX_ENUM: break;
     }
     return fail(ErrorCode::InvalidArgument,
                 "vocabulary " + std::to_string(static_cast<int>(vocabulary)) + " is unknown");

@@ -308,8 +308,8 @@ static void test_image_processor(void) {
 }
 
 static void test_channel(void) {
-  memhal_channel_t *a = NULL, *b = NULL;
-  memhal_tensor_t *sent = NULL, *received = NULL, *mem = NULL;
+  memhal_channel_t *a = NULL, *b = NULL, *adopted = NULL;
+  memhal_tensor_t *sent = NULL, *received = NULL, *mem = NULL, *nothing = NULL;
   memhal_map_t* map = NULL;
   const int64_t shape[] = {256};
   CHECK_OK(memhal_channel_pair(&a, &b));
@@ -325,8 +325,10 @@ static void test_channel(void) {
   CHECK_OK(memhal_tensor_create(shape, 1, MEMHAL_DTYPE_U8, MEMHAL_MEMORY_KIND_MEM, NULL, &mem));
   CHECK(memhal_channel_send(a, mem) == MEMHAL_ERROR_INVALID_ARGUMENT);
   CHECK(strstr(memhal_last_error_message(), "shm") != NULL);
-  CHECK(memhal_channel_receive(b, 10, &received) == MEMHAL_ERROR_BUSY);
-  CHECK(memhal_channel_adopt(-1, &b) == MEMHAL_ERROR_INVALID_ARGUMENT);
+  CHECK(memhal_channel_receive(b, 10, &nothing) == MEMHAL_ERROR_BUSY);
+  CHECK(nothing == NULL);
+  CHECK(memhal_channel_adopt(-1, &adopted) == MEMHAL_ERROR_INVALID_ARGUMENT);
+  CHECK(adopted == NULL);
   memhal_tensor_free(mem);
   memhal_tensor_free(sent);
   memhal_tensor_free(received);
