@@ -18,7 +18,6 @@ namespace {
 constexpr uint32_t kMagic = 0x4843484d;  // "MHCH" in wire order
 constexpr uint16_t kVersion = 1;
 constexpr uint16_t kTypeTensor = 1;
-constexpr std::size_t kHeaderBytes = 12;
 
 // Waits until `fd` is readable; Busy when `timeout` passes first.
 Result<void> wait_readable(int fd, std::optional<std::chrono::milliseconds> timeout, const char* what) {
