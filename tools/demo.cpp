@@ -288,7 +288,12 @@ int run_demo(std::span<const std::string_view> args) {
       status = fail("camera", drawn.error());
       break;
     }
-    const uint64_t expected = *checksum(*image);
+    auto expected_sum = checksum(*image);
+    if (!expected_sum) {
+      status = fail("camera", expected_sum.error());
+      break;
+    }
+    const uint64_t expected = *expected_sum;
     auto payload = MemoryDomain::from_tensor(*image);
     if (!payload) {
       status = fail("frame", payload.error());
