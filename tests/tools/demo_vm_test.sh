@@ -7,7 +7,16 @@ if [ ! -x "$runner" ]; then
   echo "skipped: $runner not found"
   exit 77
 fi
-out=$("$runner" --timeout 600 -- "$memhal" demo --frames 12 --fps 10 --size 320x240 2>&1)
+# The guest mounts a tmpfs on /tmp, hiding a build tree there that the runner would copy the
+# library into; put libmemhal beside the program and say so (the last LD_LIBRARY_PATH wins).
+library=$(ldd "$memhal" | awk '/libmemhal\.so/ { print $3 }')
+add=()
+if [ -n "$library" ]; then
+  # --add copies a link as a link: give it the file the soname points to.
+  add=(--add "$(readlink -f "$library"):/dut/${library##*/}"
+       --env "LD_LIBRARY_PATH=/dut:/lib/x86_64-linux-gnu:/usr/lib/x86_64-linux-gnu")
+fi
+out=$("$runner" --timeout 600 "${add[@]}" -- "$memhal" demo --frames 12 --fps 10 --size 320x240 2>&1)
 status=$?
 echo "$out" | tail -5
 [ $status -eq 0 ] || { echo "FAIL: demo in the VM exited $status"; exit 1; }
