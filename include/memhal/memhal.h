@@ -149,20 +149,20 @@ typedef struct memhal_plane {
 
 /** Options of memhal_image_processor_convert; start from memhal_convert_options_default(). */
 typedef struct memhal_convert_options {
-  int32_t has_crop;          /**< nonzero: use crop_* as the source rectangle */
-  int32_t reserved0;         /**< must be 0 */
+  int32_t has_crop;  /**< nonzero: use crop_* as the source rectangle */
+  int32_t reserved0; /**< must be 0 */
   int64_t crop_x, crop_y, crop_width, crop_height;
-  uint32_t flip;             /**< 0 none, 1 horizontal, 2 vertical, 3 both */
-  uint32_t rotation;         /**< 0 none, 1 cw90, 2 cw180, 3 cw270 */
-  uint32_t resize;           /**< 0 stretch, 1 letterbox */
-  uint32_t interpolation;    /**< 0 bilinear, 1 nearest, 2 area */
-  uint8_t pad[4];            /**< RGBA of the letterbox bars */
-  uint32_t matrix;           /**< 0 BT.601, 1 BT.709 */
-  uint32_t range;            /**< 0 limited, 1 full */
-  float mean[4];             /**< per output channel, float outputs */
-  float std[4];              /**< per output channel, float outputs */
-  int32_t swap_rb;           /**< nonzero: exchange R and B in the output */
-  uint32_t reserved1[7];     /**< must be 0 */
+  uint32_t flip;          /**< 0 none, 1 horizontal, 2 vertical, 3 both */
+  uint32_t rotation;      /**< 0 none, 1 cw90, 2 cw180, 3 cw270 */
+  uint32_t resize;        /**< 0 stretch, 1 letterbox */
+  uint32_t interpolation; /**< 0 bilinear, 1 nearest, 2 area */
+  uint8_t pad[4];         /**< RGBA of the letterbox bars */
+  uint32_t matrix;        /**< 0 BT.601, 1 BT.709 */
+  uint32_t range;         /**< 0 limited, 1 full */
+  float mean[4];          /**< per output channel, float outputs */
+  float std[4];           /**< per output channel, float outputs */
+  int32_t swap_rb;        /**< nonzero: exchange R and B in the output */
+  uint32_t reserved1[7];  /**< must be 0 */
 } memhal_convert_options_t;
 
 /* ---- errors and vocabulary ---- */
@@ -207,8 +207,7 @@ MEMHAL_C_API int memhal_tensor_rank(const memhal_tensor_t* tensor, size_t* out);
 /** Copies min(rank, capacity) dimensions into `shape`; `*rank` receives the rank. */
 MEMHAL_C_API int memhal_tensor_shape(const memhal_tensor_t* tensor, int64_t* shape, size_t capacity, size_t* rank);
 /** Signed byte strides, as memhal_tensor_shape. */
-MEMHAL_C_API int memhal_tensor_strides(const memhal_tensor_t* tensor, int64_t* strides, size_t capacity,
-                                       size_t* rank);
+MEMHAL_C_API int memhal_tensor_strides(const memhal_tensor_t* tensor, int64_t* strides, size_t capacity, size_t* rank);
 MEMHAL_C_API int memhal_tensor_dtype(const memhal_tensor_t* tensor, uint32_t* out);
 /** The memory kind the tensor actually got. */
 MEMHAL_C_API int memhal_tensor_memory(const memhal_tensor_t* tensor, uint32_t* out);
@@ -231,8 +230,8 @@ MEMHAL_C_API int memhal_tensor_permute(const memhal_tensor_t* tensor, const size
                                        memhal_tensor_t** out);
 MEMHAL_C_API int memhal_tensor_reshape(const memhal_tensor_t* tensor, const int64_t* shape, size_t rank,
                                        memhal_tensor_t** out);
-MEMHAL_C_API int memhal_tensor_crop(const memhal_tensor_t* tensor, int64_t x, int64_t y, int64_t width,
-                                    int64_t height, memhal_tensor_t** out);
+MEMHAL_C_API int memhal_tensor_crop(const memhal_tensor_t* tensor, int64_t x, int64_t y, int64_t width, int64_t height,
+                                    memhal_tensor_t** out);
 /** A new dense copy, in `memory` (or the source's kind / auto-selection with AUTO). */
 MEMHAL_C_API int memhal_tensor_materialize(const memhal_tensor_t* tensor, int32_t memory, memhal_tensor_t** out);
 

@@ -13,15 +13,15 @@
 static int passed = 0;
 static int failed = 0;
 
-#define CHECK(condition)                                                                              \
-  do {                                                                                                \
-    if (condition) {                                                                                  \
-      ++passed;                                                                                       \
-    } else {                                                                                          \
-      ++failed;                                                                                       \
-      fprintf(stderr, "FAIL %s:%d: %s (last error: %s)\n", __FILE__, __LINE__, #condition,            \
-              memhal_last_error_message());                                                           \
-    }                                                                                                 \
+#define CHECK(condition)                                                                   \
+  do {                                                                                     \
+    if (condition) {                                                                       \
+      ++passed;                                                                            \
+    } else {                                                                               \
+      ++failed;                                                                            \
+      fprintf(stderr, "FAIL %s:%d: %s (last error: %s)\n", __FILE__, __LINE__, #condition, \
+              memhal_last_error_message());                                                \
+    }                                                                                      \
   } while (0)
 
 #define CHECK_OK(call) CHECK((call) == MEMHAL_OK)
@@ -34,9 +34,9 @@ struct vocabulary_name {
 };
 
 static const struct vocabulary_name vocabularies[] = {
-    {"MemoryKind", MEMHAL_VOCABULARY_MEMORY_KIND}, {"DType", MEMHAL_VOCABULARY_DTYPE},
+    {"MemoryKind", MEMHAL_VOCABULARY_MEMORY_KIND},   {"DType", MEMHAL_VOCABULARY_DTYPE},
     {"PixelFormat", MEMHAL_VOCABULARY_PIXEL_FORMAT}, {"Compression", MEMHAL_VOCABULARY_COMPRESSION},
-    {"CpuAccess", MEMHAL_VOCABULARY_CPU_ACCESS}, {"MemoryDomainKind", MEMHAL_VOCABULARY_MEMORY_DOMAIN_KIND},
+    {"CpuAccess", MEMHAL_VOCABULARY_CPU_ACCESS},     {"MemoryDomainKind", MEMHAL_VOCABULARY_MEMORY_DOMAIN_KIND},
     {"ErrorCode", MEMHAL_VOCABULARY_ERROR_CODE},
 };
 
@@ -48,26 +48,49 @@ struct constant {
 };
 
 static const struct constant constants[] = {
-    {"MemoryKind", "mem", MEMHAL_MEMORY_KIND_MEM}, {"MemoryKind", "shm", MEMHAL_MEMORY_KIND_SHM},
-    {"MemoryKind", "dmabuf", MEMHAL_MEMORY_KIND_DMABUF}, {"MemoryKind", "iosurface", MEMHAL_MEMORY_KIND_IOSURFACE},
-    {"MemoryKind", "pbo", MEMHAL_MEMORY_KIND_PBO}, {"MemoryKind", "cuda", MEMHAL_MEMORY_KIND_CUDA},
-    {"DType", "u8", MEMHAL_DTYPE_U8}, {"DType", "i8", MEMHAL_DTYPE_I8}, {"DType", "u16", MEMHAL_DTYPE_U16},
-    {"DType", "i16", MEMHAL_DTYPE_I16}, {"DType", "u32", MEMHAL_DTYPE_U32}, {"DType", "i32", MEMHAL_DTYPE_I32},
-    {"DType", "u64", MEMHAL_DTYPE_U64}, {"DType", "i64", MEMHAL_DTYPE_I64}, {"DType", "f16", MEMHAL_DTYPE_F16},
-    {"DType", "f32", MEMHAL_DTYPE_F32}, {"DType", "f64", MEMHAL_DTYPE_F64}, {"DType", "bf16", MEMHAL_DTYPE_BF16},
-    {"PixelFormat", "rgb", MEMHAL_PIXEL_FORMAT_RGB}, {"PixelFormat", "rgba", MEMHAL_PIXEL_FORMAT_RGBA},
-    {"PixelFormat", "bgra", MEMHAL_PIXEL_FORMAT_BGRA}, {"PixelFormat", "grey", MEMHAL_PIXEL_FORMAT_GREY},
-    {"PixelFormat", "yuyv", MEMHAL_PIXEL_FORMAT_YUYV}, {"PixelFormat", "vyuy", MEMHAL_PIXEL_FORMAT_VYUY},
-    {"PixelFormat", "nv12", MEMHAL_PIXEL_FORMAT_NV12}, {"PixelFormat", "nv16", MEMHAL_PIXEL_FORMAT_NV16},
+    {"MemoryKind", "mem", MEMHAL_MEMORY_KIND_MEM},
+    {"MemoryKind", "shm", MEMHAL_MEMORY_KIND_SHM},
+    {"MemoryKind", "dmabuf", MEMHAL_MEMORY_KIND_DMABUF},
+    {"MemoryKind", "iosurface", MEMHAL_MEMORY_KIND_IOSURFACE},
+    {"MemoryKind", "pbo", MEMHAL_MEMORY_KIND_PBO},
+    {"MemoryKind", "cuda", MEMHAL_MEMORY_KIND_CUDA},
+    {"DType", "u8", MEMHAL_DTYPE_U8},
+    {"DType", "i8", MEMHAL_DTYPE_I8},
+    {"DType", "u16", MEMHAL_DTYPE_U16},
+    {"DType", "i16", MEMHAL_DTYPE_I16},
+    {"DType", "u32", MEMHAL_DTYPE_U32},
+    {"DType", "i32", MEMHAL_DTYPE_I32},
+    {"DType", "u64", MEMHAL_DTYPE_U64},
+    {"DType", "i64", MEMHAL_DTYPE_I64},
+    {"DType", "f16", MEMHAL_DTYPE_F16},
+    {"DType", "f32", MEMHAL_DTYPE_F32},
+    {"DType", "f64", MEMHAL_DTYPE_F64},
+    {"DType", "bf16", MEMHAL_DTYPE_BF16},
+    {"PixelFormat", "rgb", MEMHAL_PIXEL_FORMAT_RGB},
+    {"PixelFormat", "rgba", MEMHAL_PIXEL_FORMAT_RGBA},
+    {"PixelFormat", "bgra", MEMHAL_PIXEL_FORMAT_BGRA},
+    {"PixelFormat", "grey", MEMHAL_PIXEL_FORMAT_GREY},
+    {"PixelFormat", "yuyv", MEMHAL_PIXEL_FORMAT_YUYV},
+    {"PixelFormat", "vyuy", MEMHAL_PIXEL_FORMAT_VYUY},
+    {"PixelFormat", "nv12", MEMHAL_PIXEL_FORMAT_NV12},
+    {"PixelFormat", "nv16", MEMHAL_PIXEL_FORMAT_NV16},
     {"PixelFormat", "planar_rgb", MEMHAL_PIXEL_FORMAT_PLANAR_RGB},
-    {"PixelFormat", "planar_rgba", MEMHAL_PIXEL_FORMAT_PLANAR_RGBA}, {"PixelFormat", "nv24", MEMHAL_PIXEL_FORMAT_NV24},
-    {"PixelFormat", "nv21", MEMHAL_PIXEL_FORMAT_NV21}, {"PixelFormat", "i420", MEMHAL_PIXEL_FORMAT_I420},
-    {"PixelFormat", "uyvy", MEMHAL_PIXEL_FORMAT_UYVY}, {"PixelFormat", "bgr", MEMHAL_PIXEL_FORMAT_BGR},
-    {"Compression", "none", MEMHAL_COMPRESSION_NONE}, {"Compression", "any", MEMHAL_COMPRESSION_ANY},
-    {"Compression", "ubwc", MEMHAL_COMPRESSION_UBWC}, {"Compression", "afbc", MEMHAL_COMPRESSION_AFBC},
-    {"Compression", "pvric", MEMHAL_COMPRESSION_PVRIC}, {"Compression", "dcc", MEMHAL_COMPRESSION_DCC},
-    {"CpuAccess", "none", MEMHAL_CPU_ACCESS_NONE}, {"CpuAccess", "read", MEMHAL_CPU_ACCESS_READ},
-    {"CpuAccess", "write", MEMHAL_CPU_ACCESS_WRITE}, {"CpuAccess", "read_write", MEMHAL_CPU_ACCESS_READ_WRITE},
+    {"PixelFormat", "planar_rgba", MEMHAL_PIXEL_FORMAT_PLANAR_RGBA},
+    {"PixelFormat", "nv24", MEMHAL_PIXEL_FORMAT_NV24},
+    {"PixelFormat", "nv21", MEMHAL_PIXEL_FORMAT_NV21},
+    {"PixelFormat", "i420", MEMHAL_PIXEL_FORMAT_I420},
+    {"PixelFormat", "uyvy", MEMHAL_PIXEL_FORMAT_UYVY},
+    {"PixelFormat", "bgr", MEMHAL_PIXEL_FORMAT_BGR},
+    {"Compression", "none", MEMHAL_COMPRESSION_NONE},
+    {"Compression", "any", MEMHAL_COMPRESSION_ANY},
+    {"Compression", "ubwc", MEMHAL_COMPRESSION_UBWC},
+    {"Compression", "afbc", MEMHAL_COMPRESSION_AFBC},
+    {"Compression", "pvric", MEMHAL_COMPRESSION_PVRIC},
+    {"Compression", "dcc", MEMHAL_COMPRESSION_DCC},
+    {"CpuAccess", "none", MEMHAL_CPU_ACCESS_NONE},
+    {"CpuAccess", "read", MEMHAL_CPU_ACCESS_READ},
+    {"CpuAccess", "write", MEMHAL_CPU_ACCESS_WRITE},
+    {"CpuAccess", "read_write", MEMHAL_CPU_ACCESS_READ_WRITE},
     {"MemoryDomainKind", "system", MEMHAL_MEMORY_DOMAIN_KIND_SYSTEM},
     {"MemoryDomainKind", "system_view", MEMHAL_MEMORY_DOMAIN_KIND_SYSTEM_VIEW},
     {"MemoryDomainKind", "dmabuf", MEMHAL_MEMORY_DOMAIN_KIND_DMABUF},
@@ -81,12 +104,16 @@ static const struct constant constants[] = {
     {"MemoryDomainKind", "wgpu_buffer", MEMHAL_MEMORY_DOMAIN_KIND_WGPU_BUFFER},
     {"ErrorCode", "invalid_argument", MEMHAL_ERROR_INVALID_ARGUMENT},
     {"ErrorCode", "not_implemented", MEMHAL_ERROR_NOT_IMPLEMENTED},
-    {"ErrorCode", "unavailable", MEMHAL_ERROR_UNAVAILABLE}, {"ErrorCode", "out_of_memory", MEMHAL_ERROR_OUT_OF_MEMORY},
-    {"ErrorCode", "io", MEMHAL_ERROR_IO}, {"ErrorCode", "permission_denied", MEMHAL_ERROR_PERMISSION_DENIED},
+    {"ErrorCode", "unavailable", MEMHAL_ERROR_UNAVAILABLE},
+    {"ErrorCode", "out_of_memory", MEMHAL_ERROR_OUT_OF_MEMORY},
+    {"ErrorCode", "io", MEMHAL_ERROR_IO},
+    {"ErrorCode", "permission_denied", MEMHAL_ERROR_PERMISSION_DENIED},
     {"ErrorCode", "out_of_range", MEMHAL_ERROR_OUT_OF_RANGE},
     {"ErrorCode", "unsupported_domain", MEMHAL_ERROR_UNSUPPORTED_DOMAIN},
-    {"ErrorCode", "not_host_addressable", MEMHAL_ERROR_NOT_HOST_ADDRESSABLE}, {"ErrorCode", "busy", MEMHAL_ERROR_BUSY},
-    {"ErrorCode", "corrupt", MEMHAL_ERROR_CORRUPT}, {"ErrorCode", "protocol", MEMHAL_ERROR_PROTOCOL},
+    {"ErrorCode", "not_host_addressable", MEMHAL_ERROR_NOT_HOST_ADDRESSABLE},
+    {"ErrorCode", "busy", MEMHAL_ERROR_BUSY},
+    {"ErrorCode", "corrupt", MEMHAL_ERROR_CORRUPT},
+    {"ErrorCode", "protocol", MEMHAL_ERROR_PROTOCOL},
     {"ErrorCode", "internal", MEMHAL_ERROR_INTERNAL},
 };
 
