@@ -52,6 +52,24 @@ std::size_t channel_axis(PixelFormat format, std::size_t rank) {
   return (format == PixelFormat::PlanarRgb || format == PixelFormat::PlanarRgba) ? 0 : 2;
 }
 
+// The checks every image layout shares: a size whose products fit comfortably in 64 bits,
+// a whole number of chroma samples, a known dtype.
+Result<void> check_image_size(int64_t width, int64_t height, const PixelFormatInfo& info, DType dtype) {
+  constexpr int64_t kMaxSide = 1 << 20;
+  if (width <= 0 || height <= 0 || width > kMaxSide || height > kMaxSide) {
+    return detail::fail(ErrorCode::InvalidArgument, "image size ", width, "x", height, " is outside 1..", kMaxSide);
+  }
+  if (((width & ((1 << info.chroma_shift_x) - 1)) != 0) || ((height & ((1 << info.chroma_shift_y) - 1)) != 0)) {
+    return detail::fail(ErrorCode::InvalidArgument, to_string(info.format), " subsamples chroma ",
+                        1 << info.chroma_shift_x, "x", 1 << info.chroma_shift_y, ": ", width, "x", height,
+                        " must be a multiple of that");
+  }
+  if (!from_code<DType>(code(dtype))) {
+    return detail::fail(ErrorCode::InvalidArgument, "dtype code ", code(dtype), " is not a DType");
+  }
+  return {};
+}
+
 }  // namespace
 
 Result<Layout> Layout::contiguous(std::span<const int64_t> shape, DType dtype) {
@@ -111,18 +129,7 @@ Result<Layout> Layout::image(int64_t width, int64_t height, PixelFormat format, 
   if (row_align < 1 || (row_align & (row_align - 1)) != 0) {
     return detail::fail(ErrorCode::InvalidArgument, "row alignment ", row_align, " is not a power of two");
   }
-  // Bounded so that every product below fits comfortably in 64 bits.
-  constexpr int64_t kMaxSide = 1 << 20;
-  if (width <= 0 || height <= 0 || width > kMaxSide || height > kMaxSide) {
-    return detail::fail(ErrorCode::InvalidArgument, "image size ", width, "x", height, " is outside 1..", kMaxSide);
-  }
-  if (((width & ((1 << info->chroma_shift_x) - 1)) != 0) || ((height & ((1 << info->chroma_shift_y) - 1)) != 0)) {
-    return detail::fail(ErrorCode::InvalidArgument, to_string(format), " subsamples chroma ", 1 << info->chroma_shift_x,
-                        "x", 1 << info->chroma_shift_y, ": ", width, "x", height, " must be a multiple of that");
-  }
-  if (!from_code<DType>(code(dtype))) {
-    return detail::fail(ErrorCode::InvalidArgument, "dtype code ", code(dtype), " is not a DType");
-  }
+  MEMHAL_TRY(check_image_size(width, height, *info, dtype));
   const int64_t esize = static_cast<int64_t>(size_of(dtype));
   if (info->planes == 1) {
     const int64_t bpp = info->plane_bytes_per_pixel[0];
@@ -169,17 +176,7 @@ Result<Layout> Layout::image_planes(int64_t width, int64_t height, PixelFormat f
     return detail::fail(ErrorCode::InvalidArgument, to_string(format), " has ", int(info->planes), " planes, ",
                         planes.size(), " were given");
   }
-  constexpr int64_t kMaxSide = 1 << 20;
-  if (width <= 0 || height <= 0 || width > kMaxSide || height > kMaxSide) {
-    return detail::fail(ErrorCode::InvalidArgument, "image size ", width, "x", height, " is outside 1..", kMaxSide);
-  }
-  if (((width & ((1 << info->chroma_shift_x) - 1)) != 0) || ((height & ((1 << info->chroma_shift_y) - 1)) != 0)) {
-    return detail::fail(ErrorCode::InvalidArgument, to_string(format), " subsamples chroma; ", width, "x", height,
-                        " must be a multiple of ", 1 << info->chroma_shift_x, "x", 1 << info->chroma_shift_y);
-  }
-  if (!from_code<DType>(code(dtype))) {
-    return detail::fail(ErrorCode::InvalidArgument, "dtype code ", code(dtype), " is not a DType");
-  }
+  MEMHAL_TRY(check_image_size(width, height, *info, dtype));
   const int64_t esize = static_cast<int64_t>(size_of(dtype));
   Layout layout;
   layout.dtype_ = dtype;
