@@ -16,7 +16,8 @@ if [ -n "$library" ]; then
   add=(--add "$(readlink -f "$library"):/dut/${library##*/}"
        --env "LD_LIBRARY_PATH=/dut:/lib/x86_64-linux-gnu:/usr/lib/x86_64-linux-gnu")
 fi
-out=$("$runner" --timeout 600 "${add[@]}" -- "$memhal" demo --frames 12 --fps 10 --size 320x240 2>&1)
+# run_in_vm.sh boots a fresh VM again when the guest kernel itself failed (runner exit 125).
+out=$(bash "$(dirname "$0")/../support/run_in_vm.sh" "$runner" "${add[@]}" -- "$memhal" demo --frames 12 --fps 10 --size 320x240 2>&1)
 status=$?
 echo "$out" | tail -5
 [ $status -eq 0 ] || { echo "FAIL: demo in the VM exited $status"; exit 1; }
