@@ -228,7 +228,8 @@ PixelFormat output_format(const Tensor& dst, const ConvertOptions& options) {
   return shape[0] == 3 ? PixelFormat::PlanarRgb : PixelFormat::PlanarRgba;
 }
 
-std::vector<Mismatch> compare(const Tensor& src, const Tensor& dst, const ConvertOptions& options, std::size_t limit) {
+std::vector<Mismatch> compare(const Tensor& src, const Tensor& dst, const ConvertOptions& options, std::size_t limit,
+                              double tolerance_steps) {
   auto in = *src.map(CpuAccess::Read);
   auto out = *dst.map(CpuAccess::Read);
   const PixelFormat format = output_format(dst, options);
@@ -252,10 +253,10 @@ std::vector<Mismatch> compare(const Tensor& src, const Tensor& dst, const Conver
   std::vector<Mismatch> bad;
   auto check = [&](double actual, double value, int channel, int64_t x, int64_t y) {
     double expected = value;
-    double tolerance = 1.0;
+    double tolerance = tolerance_steps;
     if (is_float) {
       expected = (value / 255.0 - options.mean[channel]) / options.std[channel];
-      tolerance = 1.0 / 255.0 / std::abs(options.std[channel]) + 1e-4;
+      tolerance = tolerance_steps / 255.0 / std::abs(options.std[channel]) + 1e-4;
       if (dtype == DType::F16) tolerance += std::abs(expected) * 1e-3;
     } else {
       expected = std::round(clamp255(value)) - (dtype == DType::I8 ? 128.0 : 0.0);

@@ -19,9 +19,10 @@ struct Mismatch {
 
 /// Compares every element of `dst` (already converted from `src`) with the reference result.
 /// Returns the elements off by more than the tolerance: 1 for 8-bit outputs, 1/255/std for
-/// float outputs (plus f16 rounding). `limit` caps how many are reported.
+/// float outputs (plus f16 rounding), scaled by `tolerance` (a backend that may be off by 2 per
+/// 8-bit channel passes 2). `limit` caps how many are reported.
 std::vector<Mismatch> compare(const Tensor& src, const Tensor& dst, const ConvertOptions& options,
-                              std::size_t limit = 5);
+                              std::size_t limit = 5, double tolerance = 1.0);
 
 /// The output format a convert into `dst` writes (its pixel format or the options' override).
 PixelFormat output_format(const Tensor& dst, const ConvertOptions& options);

@@ -1,0 +1,131 @@
+// The GL backend's conversion: the semantics of the CPU backend (image_processor.hpp) in GLES 3
+// shaders. Source planes are uploaded as byte textures (from a GL buffer through
+// GL_PIXEL_UNPACK_BUFFER, with no CPU copy), decoded and resampled with the tap tables of
+// detail::Geometry — the very source pixels and weights the CPU backend uses — and packed into
+// the destination's bytes, which are read back straight into its memory where the layout
+// allows. Textures and framebuffers are kept and reused while the geometry stays the same.
+#pragma once
+
+#include <GLES3/gl32.h>
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <memhal/error.hpp>
+#include <memhal/image_processor.hpp>
+#include <memhal/pixel_format.hpp>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "image/cpu/resample_plan.hpp"
+#include "image/gl/gl_context.hpp"
+
+namespace memhal::detail::gl {
+
+/// One plane of an image the GL backend reads or writes: host bytes (`host` set; `offset` is
+/// then ignored) or bytes of a GL buffer object (`buffer` != 0, a Pbo tensor) at byte
+/// `offset`. Element (x, y, component c) lies at y*row + x*pixel + c*comp bytes from there —
+/// the same convention as detail::PlaneRef in src/image/image_ref.hpp.
+struct GlPlane {
+  std::byte* host = nullptr;
+  GLuint buffer = 0;
+  int64_t offset = 0;
+  int64_t row = 0;
+  int64_t pixel = 0;
+  int64_t comp = 0;
+};
+
+/// An image as detail::ImageRef describes one, over GlPlanes.
+struct GlImage {
+  PixelFormat format = PixelFormat::Rgb;
+  DType dtype = DType::U8;
+  int64_t width = 0, height = 0;
+  int plane_count = 0;
+  std::array<GlPlane, kMaxPlanes> planes{};
+};
+
+/// Converts images on the GL thread of one GlContext. Every member except `unsupported` runs
+/// on that thread (inside GlContext::run); `unsupported` makes no GL call and may run anywhere.
+class GlConverter {
+ public:
+  /// Compiles and links the programs. On the GL thread. `Unavailable` with the info log when a
+  /// shader does not compile or link.
+  static Result<std::unique_ptr<GlConverter>> create(GlContext& context);
+  /// Deletes its GL objects; on the GL thread.
+  ~GlConverter();
+  GlConverter(const GlConverter&) = delete;
+  GlConverter& operator=(const GlConverter&) = delete;
+
+  /// Empty when this backend converts src -> dst with these options; otherwise why not, in
+  /// words a user reads in a fallback counter ("source rows run upward (negative pitch)").
+  std::optional<std::string> unsupported(const GlImage& src, const GlImage& dst, const ConvertOptions& options) const;
+
+  /// Converts; the caller validated formats, sizes, crop and options exactly as for the CPU
+  /// backend (detail::CpuConverter::run) and asked `unsupported`. On the GL thread. Errors:
+  /// `Unavailable` on a GL error or a context reset (the message names the GL call and error).
+  Result<void> run(const GlImage& src, const GlImage& dst, const Rect& crop, const ConvertOptions& options);
+
+ private:
+  struct Texture {
+    GLuint id = 0;
+    GLenum format = 0;
+    int width = 0;
+    int height = 0;
+  };
+  struct Target {
+    Texture texture;
+    GLuint framebuffer = 0;
+  };
+  struct Key {
+    Rect crop;
+    Flip flip;
+    Rotation rotation;
+    ResizeMode resize;
+    Interpolation interpolation;
+    int64_t dst_w, dst_h;
+    bool operator==(const Key& o) const;
+  };
+  /// One plane of the destination as the pack pass writes it.
+  struct OutPlane {
+    int mode = 0;      // see kPack in gl_shaders.hpp
+    int channels = 1;  // elements per pixel
+    std::array<int, 4> select{0, 1, 2, 3};
+    std::array<float, 4> scale{1, 1, 1, 1};
+    std::array<float, 4> bias{0, 0, 0, 0};
+    int64_t width = 0;
+    int64_t rows = 0;
+  };
+
+  GlConverter(GlContext& context, GLuint sample, GLuint pack, GLuint vao);
+  Result<void> prepare_taps(const GlImage& dst, const Rect& crop, const ConvertOptions& options);
+  Result<void> upload_source(const GlImage& src, const Rect& crop);
+  Result<void> sample(const GlImage& src, const ConvertOptions& options);
+  Result<void> pack_plane(const OutPlane& out, const GlImage& dst, int index, const ConvertOptions& options);
+  Result<void> read_back(const OutPlane& out, const GlPlane& plane, int64_t esize, int words);
+  Result<void> ensure_target(Target& target, int width, int height);
+  /// Binds `texture` on the active unit, (re)made as width x height of `format` when it is not
+  /// that already; true when it was made.
+  static bool ensure_texture(Texture& texture, GLenum format, int width, int height);
+  /// The planes the pack pass writes for dst; their count (0: a format it does not write).
+  static int out_planes(const GlImage& dst, const ConvertOptions& options, std::array<OutPlane, kMaxPlanes>& out);
+
+  GlContext* context_;
+  GLuint sample_program_ = 0;
+  GLuint pack_program_ = 0;
+  GLuint vao_ = 0;
+  int max_size_ = 0;
+  std::array<Texture, kMaxPlanes> source_{};
+  std::array<Texture, 4> taps_{};  // first_h, first_v, taps_h, taps_v
+  Target content_;
+  std::array<Target, kMaxPlanes> outputs_{};
+  Geometry geometry_;
+  Key key_{};
+  bool has_key_ = false;
+  std::vector<int32_t> first_;
+  std::vector<float> entries_;
+  std::vector<uint32_t> staging_;
+};
+
+}  // namespace memhal::detail::gl

@@ -1,0 +1,180 @@
+// GLSL ES 3.00 sources of the GL converter's two passes. `sample` decodes source pixels from
+// byte textures and resamples them onto the letterboxed content rectangle with the CPU
+// backend's own tap tables (float RGBA, kept as bits in an RGBA32UI target so that no float
+// render extension is needed); `pack` turns that image into the destination's bytes, 16 bytes
+// of one plane row per fragment, so any dtype and any interleaved or planar layout packs
+// exactly and reads back with glReadPixels(GL_RGBA_INTEGER, GL_UNSIGNED_INT).
+#pragma once
+
+namespace memhal::detail::gl::shaders {
+
+// One triangle that covers the viewport; fragments find their pixel in gl_FragCoord.
+inline constexpr const char* kVertex = R"(#version 300 es
+void main() {
+  vec2 p = vec2(float((gl_VertexID & 1) * 4 - 1), float((gl_VertexID & 2) * 2 - 1));
+  gl_Position = vec4(p, 0.0, 1.0);
+}
+)";
+
+// Source kinds (u_kind): 0 interleaved RGB family (u_offsets: bytes of R, G, B, A), 1 planar
+// RGB(A), 2 packed 4:2:2 (u_offsets: bytes of Y0, U, Y1, V in a macropixel), 3 semi-planar
+// (u_offsets.xy: bytes of U and V in a chroma pair), 4 three-plane 4:2:0. Element (x, y, c)
+// of plane i is byte x * u_pixel[i] + c * u_comp[i] of row y of texture u_plane<i>.
+inline constexpr const char* kSample = R"(#version 300 es
+precision highp float;
+precision highp int;
+precision highp usampler2D;
+precision highp isampler2D;
+
+uniform usampler2D u_plane0;
+uniform usampler2D u_plane1;
+uniform usampler2D u_plane2;
+uniform usampler2D u_plane3;
+uniform isampler2D u_first_h;
+uniform isampler2D u_first_v;
+uniform sampler2D u_taps_h;
+uniform sampler2D u_taps_v;
+uniform int u_kind;
+uniform ivec4 u_pixel;
+uniform ivec4 u_comp;
+uniform ivec4 u_offsets;
+uniform ivec2 u_shift;
+uniform bool u_alpha;
+uniform ivec2 u_origin;
+uniform bool u_columns;
+uniform vec2 u_luma;    // y_offset, y_scale
+uniform vec4 u_chroma;  // rv, gu, gv, bu
+out uvec4 o_rgba;
+
+// Tap tables are 2D so that long axes fit: entry i lies at (i % 4096, i / 4096).
+ivec2 entry(int i) { return ivec2(i & 4095, i >> 12); }
+
+float byte0(int x, int y, int c) { return float(texelFetch(u_plane0, ivec2(x * u_pixel.x + c * u_comp.x, y), 0).r); }
+float byte1(int x, int y, int c) { return float(texelFetch(u_plane1, ivec2(x * u_pixel.y + c * u_comp.y, y), 0).r); }
+float byte2(int x, int y, int c) { return float(texelFetch(u_plane2, ivec2(x * u_pixel.z + c * u_comp.z, y), 0).r); }
+float byte3(int x, int y, int c) { return float(texelFetch(u_plane3, ivec2(x * u_pixel.w + c * u_comp.w, y), 0).r); }
+
+vec4 yuv(float y, float u, float v) {
+  float l = (y - u_luma.x) * u_luma.y;
+  float cu = u - 128.0;
+  float cv = v - 128.0;
+  vec3 rgb = vec3(l + u_chroma.x * cv, l - u_chroma.y * cu - u_chroma.z * cv, l + u_chroma.w * cu);
+  return vec4(clamp(rgb, 0.0, 255.0), 255.0);
+}
+
+vec4 decode(ivec2 p) {
+  if (u_kind == 0) {
+    return vec4(byte0(p.x, p.y, u_offsets.x), byte0(p.x, p.y, u_offsets.y), byte0(p.x, p.y, u_offsets.z),
+                u_alpha ? byte0(p.x, p.y, u_offsets.w) : 255.0);
+  }
+  if (u_kind == 1) {
+    return vec4(byte0(p.x, p.y, 0), byte1(p.x, p.y, 0), byte2(p.x, p.y, 0), u_alpha ? byte3(p.x, p.y, 0) : 255.0);
+  }
+  if (u_kind == 2) {
+    int m = p.x & ~1;
+    return yuv(byte0(m, p.y, (p.x & 1) == 1 ? u_offsets.z : u_offsets.x), byte0(m, p.y, u_offsets.y),
+               byte0(m, p.y, u_offsets.w));
+  }
+  ivec2 c = p >> u_shift;
+  if (u_kind == 3) return yuv(byte0(p.x, p.y, 0), byte1(c.x, c.y, u_offsets.x), byte1(c.x, c.y, u_offsets.y));
+  return yuv(byte0(p.x, p.y, 0), byte1(c.x, c.y, 0), byte2(c.x, c.y, 0));
+}
+
+void main() {
+  ivec2 o = ivec2(gl_FragCoord.xy);
+  int h0 = texelFetch(u_first_h, entry(o.x), 0).r;
+  int h1 = texelFetch(u_first_h, entry(o.x + 1), 0).r;
+  int v0 = texelFetch(u_first_v, entry(o.y), 0).r;
+  int v1 = texelFetch(u_first_v, entry(o.y + 1), 0).r;
+  vec4 sum = vec4(0.0);
+  for (int v = v0; v < v1; ++v) {
+    vec2 vt = texelFetch(u_taps_v, entry(v), 0).rg;
+    vec4 line = vec4(0.0);
+    for (int h = h0; h < h1; ++h) {
+      vec2 ht = texelFetch(u_taps_h, entry(h), 0).rg;
+      ivec2 at = ivec2(int(ht.x), int(vt.x));  // (position along the line, line)
+      line += ht.y * decode(u_origin + (u_columns ? at.yx : at));
+    }
+    sum += vt.y * line;
+  }
+  o_rgba = floatBitsToUint(sum);
+}
+)";
+
+// Modes (u_mode): 0 RGB(A) channels (u_select: the RGBA channel of element j of a pixel),
+// 1 grey (luma), 2 Y of YUV, 3 chroma of a 2x2 cell (u_select: 0 = U, 1 = V), 4 YUYV.
+// u_dtype: 0 u8, 1 i8, 2 f16, 3 f32; float elements are v * u_scale[j] + u_bias[j].
+inline constexpr const char* kPack = R"(#version 300 es
+precision highp float;
+precision highp int;
+precision highp usampler2D;
+
+uniform usampler2D u_image;
+uniform ivec4 u_content;  // x, y, width, height of the resampled content
+uniform vec4 u_pad;
+uniform int u_mode;
+uniform int u_channels;   // elements per pixel in this plane
+uniform ivec4 u_select;
+uniform int u_width;      // pixels per row of this plane
+uniform int u_dtype;
+uniform vec4 u_scale;
+uniform vec4 u_bias;
+uniform vec3 u_weights;   // kr, kg, kb
+uniform vec4 u_encode;    // y_offset, 1 / y_scale, 1 / (2 (1 - kb) c_scale), 1 / (2 (1 - kr) c_scale)
+out uvec4 o_bytes;
+
+vec4 pixel(int x, int y) {
+  ivec2 q = ivec2(x, y) - u_content.xy;
+  if (q.x < 0 || q.y < 0 || q.x >= u_content.z || q.y >= u_content.w) return u_pad;
+  return uintBitsToFloat(texelFetch(u_image, q, 0));
+}
+
+float luma(vec4 c) { return dot(c.rgb, u_weights); }
+
+float chroma(vec4 mean, int v) {
+  float l = luma(mean);
+  return 128.0 + (v == 0 ? (mean.b - l) * u_encode.z : (mean.r - l) * u_encode.w);
+}
+
+float value(int n, int y, out int j) {
+  int x = n / u_channels;
+  j = n - x * u_channels;
+  x = min(x, u_width - 1);
+  if (u_mode == 0) return pixel(x, y)[u_select[j]];
+  if (u_mode == 1) return luma(pixel(x, y));
+  if (u_mode == 2 || (u_mode == 4 && j == 0)) return u_encode.x + luma(pixel(x, y)) * u_encode.y;
+  if (u_mode == 3) {
+    vec4 sum = pixel(2 * x, 2 * y) + pixel(2 * x + 1, 2 * y) + pixel(2 * x, 2 * y + 1) + pixel(2 * x + 1, 2 * y + 1);
+    return chroma(sum * 0.25, u_select[j]);
+  }
+  int e = x & ~1;
+  return chroma((pixel(e, y) + pixel(e + 1, y)) * 0.5, x & 1);
+}
+
+uint element(int n, int y) {
+  int j;
+  float v = value(n, y, j);
+  if (u_dtype < 2) {
+    uint b = uint(roundEven(clamp(v, 0.0, 255.0)));
+    return u_dtype == 1 ? b ^ 128u : b;
+  }
+  float f = v * u_scale[j] + u_bias[j];
+  return u_dtype == 3 ? floatBitsToUint(f) : packHalf2x16(vec2(f, 0.0));
+}
+
+void main() {
+  ivec2 o = ivec2(gl_FragCoord.xy);
+  int size = u_dtype < 2 ? 1 : (u_dtype == 2 ? 2 : 4);
+  int per_word = 4 / size;
+  int n = o.x * 4 * per_word;
+  uvec4 words = uvec4(0u);
+  for (int i = 0; i < 4; ++i) {
+    uint word = 0u;
+    for (int k = 0; k < per_word; ++k) word |= element(n++, o.y) << uint(8 * size * k);
+    words[i] = word;
+  }
+  o_bytes = words;
+}
+)";
+
+}  // namespace memhal::detail::gl::shaders
