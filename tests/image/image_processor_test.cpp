@@ -145,6 +145,53 @@ TEST(ImageProcessor, Nv12InSeparateBuffersWithPaddedPitchesMatchesTheReference) 
   EXPECT_EQ(report(reference::compare(src, dst, o)), "");
 }
 
+// Nearest sampling reads each sample's bytes several at a time; the last pixels of a row must
+// not take bytes from beyond the plane. Each plane here ends where its mapping turns unreadable
+// (a PROT_NONE page), so one byte too many is a crash, not a silent overread.
+TEST(ImageProcessor, SamplingTheLastPixelsReadsNothingBeyondThePlane) {
+  const auto page = static_cast<int64_t>(sysconf(_SC_PAGESIZE));
+  const int64_t w = 64;
+  std::mt19937 rng(13);
+  for (PixelFormat format :
+       {PixelFormat::Nv12, PixelFormat::Nv21, PixelFormat::Nv16, PixelFormat::Yuyv, PixelFormat::Uyvy}) {
+    const auto info = *pixel_format_info(format);
+    const int64_t luma_pitch = w * info.plane_bytes_per_pixel[0];
+    const int64_t h = page / luma_pitch;
+    const int64_t chroma_bytes = info.planes == 2 ? luma_pitch * (h >> info.chroma_shift_y) : 0;
+    std::vector<PlaneLayout> planes{PlaneLayout{0, 0, luma_pitch}};
+    if (info.planes == 2) planes.push_back(PlaneLayout{1, page - chroma_bytes, luma_pitch});
+    ASSERT_OK_AND_ASSIGN(Layout layout, info.planes == 2 ? Layout::image_planes(w, h, format, planes)
+                                                         : Layout::image(w, h, format, DType::U8, 1));
+    std::vector<UniqueFd> fds;
+    std::vector<int> raw;
+    for (std::size_t i = 0; i < planes.size(); ++i) {
+      fds.emplace_back(memfd_create("plane", MFD_CLOEXEC));
+      ASSERT_TRUE(fds.back().valid());
+      ASSERT_EQ(ftruncate(fds.back().get(), 2 * page), 0);
+      raw.push_back(fds.back().get());
+    }
+    ASSERT_OK_AND_ASSIGN(Tensor src, Tensor::from_planes(raw, layout));
+    fill_random(src, rng);
+    {
+      auto map = *src.map(CpuAccess::Read);
+      for (std::size_t i = 0; i < planes.size(); ++i) {
+        std::byte* guard = (info.planes == 2 ? map.plane(i) : map.data()) - planes[i].offset + page;
+        ASSERT_EQ(mprotect(guard, static_cast<std::size_t>(page), PROT_NONE), 0);
+      }
+    }
+    for (Flip flip : {Flip::None, Flip::Horizontal}) {
+      ASSERT_OK_AND_ASSIGN(Tensor dst, Tensor::image(w / 2, 8, PixelFormat::PlanarRgb, MemoryKind::Mem, DType::F32));
+      ConvertOptions o;
+      o.interpolation = Interpolation::Nearest;
+      o.flip = flip;
+      o.crop = Rect{0, h - 8, w, 8};
+      auto proc = processor(1);
+      ASSERT_OK(proc.convert(src, dst, o));
+      EXPECT_EQ(report(reference::compare(src, dst, o)), "") << to_string(format) << " flip " << int(flip);
+    }
+  }
+}
+
 TEST(ImageProcessor, WritesOneImageOfABatchAndLeavesTheOthersAlone) {
   ASSERT_OK_AND_ASSIGN(Tensor batch, Tensor::create({3, 3, 16, 16}, DType::F32, MemoryKind::Mem));
   {

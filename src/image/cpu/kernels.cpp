@@ -177,6 +177,76 @@ void Packed422ToRgb(const uint8_t* HWY_RESTRICT p, int order, int64_t n, const C
   }
 }
 
+// Nearest sampling along a row: one 4-byte vector gather per plane and sample, luma at its
+// index and the chroma pair at the even index below it (the bytes after ride along unused).
+// A chunk holding an index above `limit` (whose 4 bytes would run past the row) goes scalar.
+void SampledSemiPlanarToRgb(const uint8_t* HWY_RESTRICT y, const uint8_t* HWY_RESTRICT uv, bool vu,
+                            const int32_t* HWY_RESTRICT index, int64_t n, [[maybe_unused]] int32_t limit,
+                            const ColorCoeffs& c, float* HWY_RESTRICT r, float* HWY_RESTRICT g, float* HWY_RESTRICT b) {
+  const auto scalar = [&](int64_t from, int64_t to) {
+    for (int64_t i = from; i < to; ++i) {
+      const uint8_t* pair = uv + (index[i] & ~1);
+      yuv_scalar(y[index[i]], pair[vu ? 1 : 0], pair[vu ? 0 : 1], c, r + i, g + i, b + i);
+    }
+  };
+  int64_t i = 0;
+#if HWY_TARGET != HWY_SCALAR
+  const DF df;
+  const hn::RebindToSigned<DF> di;
+  const int64_t lanes = static_cast<int64_t>(hn::Lanes(df));
+  const auto* y32 = reinterpret_cast<const int32_t*>(y);
+  const auto* uv32 = reinterpret_cast<const int32_t*>(uv);
+  const auto low = hn::Set(di, 0xFF);
+  const auto even = hn::Set(di, ~1);
+  const auto top = hn::Set(di, limit);
+  for (; i + lanes <= n; i += lanes) {
+    const auto at = hn::LoadU(di, index + i);
+    if (!hn::AllFalse(di, hn::Gt(at, top))) {
+      scalar(i, i + lanes);
+      continue;
+    }
+    const auto luma = hn::ConvertTo(df, hn::And(hn::GatherOffset(di, y32, at), low));
+    const auto pair = hn::GatherOffset(di, uv32, hn::And(at, even));
+    const auto first = hn::ConvertTo(df, hn::And(pair, low));
+    const auto second = hn::ConvertTo(df, hn::And(hn::ShiftRight<8>(pair), low));
+    yuv_vector(df, luma, vu ? second : first, vu ? first : second, c, r + i, g + i, b + i);
+  }
+#endif
+  scalar(i, n);
+}
+
+// As above for packed 4:2:2: one gather of the 4-byte macropixel holding each sample.
+void SampledPacked422ToRgb(const uint8_t* HWY_RESTRICT p, int order, const int32_t* HWY_RESTRICT index, int64_t n,
+                           const ColorCoeffs& c, float* HWY_RESTRICT r, float* HWY_RESTRICT g, float* HWY_RESTRICT b) {
+  // Byte positions within a 4-byte macropixel: Y0, U, Y1, V (Y1 is always Y0 + 2).
+  static constexpr int kPos[3][4] = {{0, 1, 2, 3}, {1, 0, 3, 2}, {1, 2, 3, 0}};
+  const int* pos = kPos[order];
+  int64_t i = 0;
+#if HWY_TARGET != HWY_SCALAR
+  const DF df;
+  const hn::RebindToSigned<DF> di;
+  const hn::RebindToUnsigned<DF> du;
+  const int64_t lanes = static_cast<int64_t>(hn::Lanes(df));
+  const auto* p32 = reinterpret_cast<const int32_t*>(p);
+  const auto low = hn::Set(du, 0xFFu);
+  const auto one = hn::Set(du, 1u);
+  const auto y0_shift = hn::Set(du, static_cast<uint32_t>(8 * pos[0]));
+  const auto to_float = [&](auto v) { return hn::ConvertTo(df, hn::BitCast(di, hn::And(v, low))); };
+  for (; i + lanes <= n; i += lanes) {
+    const auto at = hn::BitCast(du, hn::LoadU(di, index + i));
+    const auto macro = hn::ShiftLeft<1>(hn::AndNot(one, at));
+    const auto px = hn::BitCast(du, hn::GatherOffset(di, p32, hn::BitCast(di, macro)));
+    const auto luma = hn::Shr(px, hn::Add(y0_shift, hn::ShiftLeft<4>(hn::And(at, one))));
+    yuv_vector(df, to_float(luma), to_float(hn::ShiftRightSame(px, 8 * pos[1])),
+               to_float(hn::ShiftRightSame(px, 8 * pos[3])), c, r + i, g + i, b + i);
+  }
+#endif
+  for (; i < n; ++i) {
+    const uint8_t* macro = p + 4 * (index[i] >> 1);
+    yuv_scalar(macro[pos[(index[i] & 1) ? 2 : 0]], macro[pos[1]], macro[pos[3]], c, r + i, g + i, b + i);
+  }
+}
+
 void BytesToRgb(const uint8_t* HWY_RESTRICT p, int channels, const int* offsets, int64_t n, float* HWY_RESTRICT r,
                 float* HWY_RESTRICT g, float* HWY_RESTRICT b, float* HWY_RESTRICT a) {
   const int ro = offsets[0], go = offsets[1], bo = offsets[2];
@@ -267,6 +337,8 @@ HWY_EXPORT(SemiPlanarToRgb);
 HWY_EXPORT(SemiPlanar444ToRgb);
 HWY_EXPORT(PlanarYuvToRgb);
 HWY_EXPORT(Packed422ToRgb);
+HWY_EXPORT(SampledSemiPlanarToRgb);
+HWY_EXPORT(SampledPacked422ToRgb);
 HWY_EXPORT(BytesToRgb);
 HWY_EXPORT(StoreF32);
 HWY_EXPORT(Store8Bit);
@@ -298,6 +370,14 @@ void planar_yuv_to_rgb(const uint8_t* y, const uint8_t* u, const uint8_t* v, int
 }
 void packed_422_to_rgb(const uint8_t* p, int order, int64_t n, const ColorCoeffs& c, float* r, float* g, float* b) {
   HWY_DYNAMIC_DISPATCH(Packed422ToRgb)(p, order, n, c, r, g, b);
+}
+void sampled_semi_planar_to_rgb(const uint8_t* y, const uint8_t* uv, bool vu, const int32_t* index, int64_t n,
+                                int32_t limit, const ColorCoeffs& c, float* r, float* g, float* b) {
+  HWY_DYNAMIC_DISPATCH(SampledSemiPlanarToRgb)(y, uv, vu, index, n, limit, c, r, g, b);
+}
+void sampled_packed_422_to_rgb(const uint8_t* p, int order, const int32_t* index, int64_t n, const ColorCoeffs& c,
+                               float* r, float* g, float* b) {
+  HWY_DYNAMIC_DISPATCH(SampledPacked422ToRgb)(p, order, index, n, c, r, g, b);
 }
 void bytes_to_rgb(const uint8_t* p, int channels, const int* offsets, int64_t n, float* r, float* g, float* b,
                   float* a) {

@@ -31,6 +31,14 @@ void planar_yuv_to_rgb(const uint8_t* y, const uint8_t* u, const uint8_t* v, int
                        float* g, float* b);
 /// Packed 4:2:2 row; `order` 0 = yuyv, 1 = uyvy, 2 = vyuy; pixel 0 is even.
 void packed_422_to_rgb(const uint8_t* p, int order, int64_t n, const ColorCoeffs& c, float* r, float* g, float* b);
+/// Nearest-sampled semi-planar row with horizontally halved chroma: pixel i is luma
+/// y[index[i]] with the chroma pair at uv + (index[i] & ~1). Samples are read 4 bytes at a time:
+/// indices above `limit` (whose 4 bytes would leave the row) are read one byte at a time.
+void sampled_semi_planar_to_rgb(const uint8_t* y, const uint8_t* uv, bool vu, const int32_t* index, int64_t n,
+                                int32_t limit, const ColorCoeffs& c, float* r, float* g, float* b);
+/// Nearest-sampled packed 4:2:2 row (`order` as packed_422_to_rgb): pixel i is pixel index[i].
+void sampled_packed_422_to_rgb(const uint8_t* p, int order, const int32_t* index, int64_t n, const ColorCoeffs& c,
+                               float* r, float* g, float* b);
 /// Interleaved 8-bit pixels of `channels` bytes to float rows; `offsets` give the byte of R, G,
 /// B and A within a pixel (A may be null: not wanted).
 void bytes_to_rgb(const uint8_t* p, int channels, const int* offsets, int64_t n, float* r, float* g, float* b,

@@ -212,22 +212,27 @@ void read_row_sampled(const ImageRef& src, int64_t x, int64_t y, const int32_t* 
   uint8_t* vs = staging + 2 * n;
   // x is even for subsampled formats (the crop is chroma-aligned), so pixel x + i shares its
   // chroma with x + (i & ~1).
+  float* r = out.channel(0);
+  float* g = out.channel(1);
+  float* b = out.channel(2);
   switch (src.format) {
     case PixelFormat::Nv12:
     case PixelFormat::Nv21:
-    case PixelFormat::Nv16:
+    case PixelFormat::Nv16: {
+      const int64_t cy = src.format == PixelFormat::Nv16 ? y : y >> 1;
+      // The kernel reads 4 bytes per sample; the last ones of the image row go byte by byte.
+      const auto limit = static_cast<int32_t>(src.width - x - 4);
+      kernels::sampled_semi_planar_to_rgb(row_ptr(0, x, y), row_ptr(1, x >> 1, cy), src.format == PixelFormat::Nv21,
+                                          index, n, limit, coeffs, r, g, b);
+      return;
+    }
     case PixelFormat::Nv24: {
-      const bool vu = src.format == PixelFormat::Nv21;
-      const bool full = src.format == PixelFormat::Nv24;
-      const int64_t cy = src.format == PixelFormat::Nv12 || src.format == PixelFormat::Nv21 ? y >> 1 : y;
       const uint8_t* luma = row_ptr(0, x, y);
-      const uint8_t* chroma = reinterpret_cast<const uint8_t*>(p[1].base + cy * p[1].row) + (full ? 2 * x : x);
+      const uint8_t* chroma = row_ptr(1, x, y);
       for (int64_t i = 0; i < n; ++i) {
-        const int32_t at = index[i];
-        const uint8_t* pair = chroma + (full ? 2 * at : (at & ~1));
-        ys[i] = luma[at];
-        us[i] = pair[vu ? 1 : 0];
-        vs[i] = pair[vu ? 0 : 1];
+        ys[i] = luma[index[i]];
+        us[i] = chroma[2 * index[i]];
+        vs[i] = chroma[2 * index[i] + 1];
       }
       break;
     }
@@ -244,17 +249,13 @@ void read_row_sampled(const ImageRef& src, int64_t x, int64_t y, const int32_t* 
     }
     case PixelFormat::Yuyv:
     case PixelFormat::Uyvy:
-    case PixelFormat::Vyuy: {
-      const int* pos = packed_positions(src.format);
-      const uint8_t* row = row_ptr(0, x, y);
-      for (int64_t i = 0; i < n; ++i) {
-        const uint8_t* macro = row + 4 * (index[i] >> 1);
-        ys[i] = macro[pos[(index[i] & 1) ? 2 : 0]];
-        us[i] = macro[pos[1]];
-        vs[i] = macro[pos[3]];
-      }
-      break;
-    }
+    case PixelFormat::Vyuy:
+      kernels::sampled_packed_422_to_rgb(row_ptr(0, x, y),
+                                         src.format == PixelFormat::Yuyv   ? 0
+                                         : src.format == PixelFormat::Uyvy ? 1
+                                                                           : 2,
+                                         index, n, coeffs, r, g, b);
+      return;
     default: {
       const int channels = pixel_format_info(src.format)->plane_bytes_per_pixel[0];
       const auto off = rgb_offsets(src.format);
@@ -268,7 +269,7 @@ void read_row_sampled(const ImageRef& src, int64_t x, int64_t y, const int32_t* 
       return;
     }
   }
-  kernels::planar_yuv_to_rgb(ys, us, vs, n, coeffs, out.channel(0), out.channel(1), out.channel(2));
+  kernels::planar_yuv_to_rgb(ys, us, vs, n, coeffs, r, g, b);
 }
 
 }  // namespace memhal::detail
