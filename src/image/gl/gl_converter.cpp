@@ -1,6 +1,7 @@
 #include "image/gl/gl_converter.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 
 #include "core/strings.hpp"
@@ -34,13 +35,15 @@ Result<void> gl_check(const char* call) {
   return fail(ErrorCode::Unavailable, "GL converter: ", call, " failed: ", gl_error_name(error));
 }
 
-Result<GLuint> compile(GLenum type, const char* source, const char* name) {
+// Compiles `body` after the version line and `defines`.
+Result<GLuint> compile(GLenum type, const char* defines, const char* body, const char* name) {
   const GLuint shader = glCreateShader(type);
   if (shader == 0) {
     return fail(ErrorCode::Unavailable, "GL converter: glCreateShader (", name,
                 ") failed: ", gl_error_name(glGetError()));
   }
-  glShaderSource(shader, 1, &source, nullptr);
+  const char* parts[] = {"#version 300 es\n", defines, body};
+  glShaderSource(shader, 3, parts, nullptr);
   glCompileShader(shader);
   GLint ok = GL_FALSE;
   glGetShaderiv(shader, GL_COMPILE_STATUS, &ok);
@@ -53,9 +56,9 @@ Result<GLuint> compile(GLenum type, const char* source, const char* name) {
   return fail(ErrorCode::Unavailable, "GL converter: the ", name, " shader does not compile: ", log.c_str());
 }
 
-Result<GLuint> link(const char* fragment_source, const char* name) {
-  MEMHAL_ASSIGN_OR_RETURN(const GLuint vertex, compile(GL_VERTEX_SHADER, shaders::kVertex, "vertex"));
-  auto fragment = compile(GL_FRAGMENT_SHADER, fragment_source, name);
+Result<GLuint> link(const char* defines, const char* fragment_body, const char* name) {
+  MEMHAL_ASSIGN_OR_RETURN(const GLuint vertex, compile(GL_VERTEX_SHADER, "", shaders::kVertex, "vertex"));
+  auto fragment = compile(GL_FRAGMENT_SHADER, defines, fragment_body, name);
   if (!fragment) {
     glDeleteShader(vertex);
     return unexpected(fragment.error());
@@ -166,31 +169,46 @@ bool GlConverter::Key::operator==(const Key& o) const {
          dst_w == o.dst_w && dst_h == o.dst_h;
 }
 
-GlConverter::GlConverter(GlContext& context, GLuint sample, GLuint pack, GLuint vao)
-    : context_(&context), sample_program_(sample), pack_program_(pack), vao_(vao) {}
+GlConverter::GlConverter(GlContext& context, GLuint vao) : context_(&context), vao_(vao) {}
 
 Result<std::unique_ptr<GlConverter>> GlConverter::create(GlContext& context) {
-  MEMHAL_ASSIGN_OR_RETURN(const GLuint sample, link(shaders::kSample, "sample"));
-  auto pack = link(shaders::kPack, "pack");
-  if (!pack) {
-    glDeleteProgram(sample);
-    return unexpected(pack.error());
-  }
   GLuint vao = 0;
   glGenVertexArrays(1, &vao);
-  std::unique_ptr<GlConverter> converter(new GlConverter(context, sample, *pack, vao));
+  std::unique_ptr<GlConverter> converter(new GlConverter(context, vao));
   converter->max_size_ = context.info().max_texture_size;
   if (converter->max_size_ <= 0) glGetIntegerv(GL_MAX_TEXTURE_SIZE, &converter->max_size_);
-  glUseProgram(sample);
-  const char* planes[] = {"u_plane0", "u_plane1", "u_plane2", "u_plane3"};
-  for (int i = 0; i < 4; ++i) glUniform1i(at(sample, planes[i]), kUnitPlane0 + i);
-  const char* taps[] = {"u_first_h", "u_first_v", "u_taps_h", "u_taps_v"};
-  for (int i = 0; i < 4; ++i) glUniform1i(at(sample, taps[i]), kUnitTaps + i);
-  glUseProgram(*pack);
-  glUniform1i(at(*pack, "u_image"), kUnitContent);
+  // The other variants compile on first use; these two show now that the driver takes them.
+  MEMHAL_TRY(converter->sample_program(3, false));
+  MEMHAL_TRY(converter->pack_program(0, 3, 1));
   glUseProgram(0);
   MEMHAL_TRY(gl_check("setting up the converter's programs"));
   return converter;
+}
+
+Result<GLuint> GlConverter::sample_program(int kind, bool alpha) {
+  GLuint& program = sample_programs_[static_cast<std::size_t>(kind * 2 + (alpha ? 1 : 0))];
+  if (program != 0) return program;
+  char defines[64];
+  std::snprintf(defines, sizeof defines, "#define KIND %d\n#define ALPHA %s\n", kind, alpha ? "true" : "false");
+  MEMHAL_ASSIGN_OR_RETURN(program, link(defines, shaders::kSample, "sample"));
+  glUseProgram(program);
+  const char* planes[] = {"u_plane0", "u_plane1", "u_plane2", "u_plane3"};
+  for (int i = 0; i < 4; ++i) glUniform1i(at(program, planes[i]), kUnitPlane0 + i);
+  const char* taps[] = {"u_first_h", "u_first_v", "u_taps_h", "u_taps_v"};
+  for (int i = 0; i < 4; ++i) glUniform1i(at(program, taps[i]), kUnitTaps + i);
+  return program;
+}
+
+Result<GLuint> GlConverter::pack_program(int mode, int dtype, int channels) {
+  GLuint& program = pack_programs_[static_cast<std::size_t>((mode * 4 + dtype) * 4 + channels - 1)];
+  if (program != 0) return program;
+  char defines[80];
+  std::snprintf(defines, sizeof defines, "#define MODE %d\n#define DTYPE %d\n#define CHANNELS %d\n", mode, dtype,
+                channels);
+  MEMHAL_ASSIGN_OR_RETURN(program, link(defines, shaders::kPack, "pack"));
+  glUseProgram(program);
+  glUniform1i(at(program, "u_image"), kUnitContent);
+  return program;
 }
 
 GlConverter::~GlConverter() {
@@ -208,8 +226,8 @@ GlConverter::~GlConverter() {
     if (t->framebuffer != 0) glDeleteFramebuffers(1, &t->framebuffer);
   }
   glDeleteVertexArrays(1, &vao_);
-  glDeleteProgram(sample_program_);
-  glDeleteProgram(pack_program_);
+  for (GLuint program : sample_programs_) glDeleteProgram(program);
+  for (GLuint program : pack_programs_) glDeleteProgram(program);
 }
 
 bool GlConverter::ensure_texture(Texture& texture, GLenum format, int width, int height) {
@@ -309,8 +327,6 @@ Result<void> GlConverter::sample(const GlImage& src, const ConvertOptions& optio
   const Rect& box = geometry_.content;
   MEMHAL_TRY(ensure_target(content_, to_int(box.width), to_int(box.height)));
   glViewport(0, 0, to_int(box.width), to_int(box.height));
-  const GLuint p = sample_program_;
-  glUseProgram(p);
   int kind = 0;
   std::array<int, 4> offsets{0, 1, 2, 3};
   switch (src.format) {
@@ -329,19 +345,23 @@ Result<void> GlConverter::sample(const GlImage& src, const ConvertOptions& optio
     case PixelFormat::I420: kind = 4; break;
     default: break;
   }
+  MEMHAL_ASSIGN_OR_RETURN(const GLuint p, sample_program(kind, has_alpha(src.format)));
+  glUseProgram(p);
   const auto info = *pixel_format_info(src.format);
   const auto& pl = src.planes;
-  glUniform1i(at(p, "u_kind"), kind);
   glUniform4i(at(p, "u_pixel"), to_int(pl[0].pixel), to_int(pl[1].pixel), to_int(pl[2].pixel), to_int(pl[3].pixel));
   glUniform4i(at(p, "u_comp"), to_int(pl[0].comp), to_int(pl[1].comp), to_int(pl[2].comp), to_int(pl[3].comp));
   glUniform4i(at(p, "u_offsets"), offsets[0], offsets[1], offsets[2], offsets[3]);
   glUniform2i(at(p, "u_shift"), info.chroma_shift_x, info.chroma_shift_y);
-  glUniform1i(at(p, "u_alpha"), has_alpha(src.format) ? 1 : 0);
   glUniform2i(at(p, "u_origin"), to_int(geometry_.crop.x), to_int(geometry_.crop.y));
   glUniform1i(at(p, "u_columns"), geometry_.column_lines ? 1 : 0);
   const ColorCoeffs c = color_coeffs(options.matrix, options.range);
   glUniform2f(at(p, "u_luma"), c.y_offset, c.y_scale);
   glUniform4f(at(p, "u_chroma"), c.rv, c.gu, c.gv, c.bu);
+  for (int i = 0; i < 4; ++i) {
+    glActiveTexture(GL_TEXTURE0 + kUnitTaps + i);
+    glBindTexture(GL_TEXTURE_2D, taps_[i].id);
+  }
   glBindVertexArray(vao_);
   glDrawArrays(GL_TRIANGLES, 0, 3);
   return gl_check("glDrawArrays (decode and resample)");
@@ -406,18 +426,15 @@ Result<void> GlConverter::pack_plane(const OutPlane& out, const GlImage& dst, in
   const int words = to_int((out.width * out.channels * esize + 15) / 16);
   MEMHAL_TRY(ensure_target(outputs_[index], words, to_int(out.rows)));
   glViewport(0, 0, words, to_int(out.rows));
-  const GLuint p = pack_program_;
+  const int dtype = dst.dtype == DType::I8 ? 1 : dst.dtype == DType::F16 ? 2 : dst.dtype == DType::F32 ? 3 : 0;
+  MEMHAL_ASSIGN_OR_RETURN(const GLuint p, pack_program(out.mode, dtype, out.channels));
   glUseProgram(p);
   const Rect& box = geometry_.content;
   glUniform4i(at(p, "u_content"), to_int(box.x), to_int(box.y), to_int(box.width), to_int(box.height));
   const auto& pad = options.pad;
   glUniform4f(at(p, "u_pad"), pad[0], pad[1], pad[2], pad[3]);
-  glUniform1i(at(p, "u_mode"), out.mode);
-  glUniform1i(at(p, "u_channels"), out.channels);
   glUniform4i(at(p, "u_select"), out.select[0], out.select[1], out.select[2], out.select[3]);
   glUniform1i(at(p, "u_width"), to_int(out.width));
-  const int dtype = dst.dtype == DType::I8 ? 1 : dst.dtype == DType::F16 ? 2 : dst.dtype == DType::F32 ? 3 : 0;
-  glUniform1i(at(p, "u_dtype"), dtype);
   glUniform4fv(at(p, "u_scale"), 1, out.scale.data());
   glUniform4fv(at(p, "u_bias"), 1, out.bias.data());
   const ColorCoeffs c = color_coeffs(options.matrix, options.range);

@@ -98,7 +98,11 @@ class GlConverter {
     int64_t rows = 0;
   };
 
-  GlConverter(GlContext& context, GLuint sample, GLuint pack, GLuint vao);
+  GlConverter(GlContext& context, GLuint vao);
+  /// The sample program for a source kind (see gl_shaders.hpp), linked on first use.
+  Result<GLuint> sample_program(int kind, bool alpha);
+  /// The pack program for a plane mode, output dtype (0..3) and elements per pixel (1..4).
+  Result<GLuint> pack_program(int mode, int dtype, int channels);
   Result<void> prepare_taps(const GlImage& dst, const Rect& crop, const ConvertOptions& options);
   Result<void> upload_source(const GlImage& src, const Rect& crop);
   Result<void> sample(const GlImage& src, const ConvertOptions& options);
@@ -112,8 +116,8 @@ class GlConverter {
   static int out_planes(const GlImage& dst, const ConvertOptions& options, std::array<OutPlane, kMaxPlanes>& out);
 
   GlContext* context_;
-  GLuint sample_program_ = 0;
-  GLuint pack_program_ = 0;
+  std::array<GLuint, 5 * 2> sample_programs_{};    // by kind and alpha
+  std::array<GLuint, 5 * 4 * 4> pack_programs_{};  // by mode, dtype and channels
   GLuint vao_ = 0;
   int max_size_ = 0;
   std::array<Texture, kMaxPlanes> source_{};

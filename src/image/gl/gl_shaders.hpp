@@ -9,18 +9,23 @@
 namespace memhal::detail::gl::shaders {
 
 // One triangle that covers the viewport; fragments find their pixel in gl_FragCoord.
-inline constexpr const char* kVertex = R"(#version 300 es
+inline constexpr const char* kVertex = R"(
 void main() {
   vec2 p = vec2(float((gl_VertexID & 1) * 4 - 1), float((gl_VertexID & 2) * 2 - 1));
   gl_Position = vec4(p, 0.0, 1.0);
 }
 )";
 
-// Source kinds (u_kind): 0 interleaved RGB family (u_offsets: bytes of R, G, B, A), 1 planar
+// The fragment shaders are specialised per conversion by #defines that the converter puts after
+// `#version 300 es`: the branches a conversion does not take are compiled out, which a SIMD
+// software rasteriser such as llvmpipe would otherwise execute under masks for every pixel.
+//
+// Source kinds (KIND): 0 interleaved RGB family (u_offsets: bytes of R, G, B, A), 1 planar
 // RGB(A), 2 packed 4:2:2 (u_offsets: bytes of Y0, U, Y1, V in a macropixel), 3 semi-planar
 // (u_offsets.xy: bytes of U and V in a chroma pair), 4 three-plane 4:2:0. Element (x, y, c)
-// of plane i is byte x * u_pixel[i] + c * u_comp[i] of row y of texture u_plane<i>.
-inline constexpr const char* kSample = R"(#version 300 es
+// of plane i is byte x * u_pixel[i] + c * u_comp[i] of row y of texture u_plane<i>. ALPHA: the
+// source has alpha.
+inline constexpr const char* kSample = R"(
 precision highp float;
 precision highp int;
 precision highp usampler2D;
@@ -34,12 +39,10 @@ uniform isampler2D u_first_h;
 uniform isampler2D u_first_v;
 uniform sampler2D u_taps_h;
 uniform sampler2D u_taps_v;
-uniform int u_kind;
 uniform ivec4 u_pixel;
 uniform ivec4 u_comp;
 uniform ivec4 u_offsets;
 uniform ivec2 u_shift;
-uniform bool u_alpha;
 uniform ivec2 u_origin;
 uniform bool u_columns;
 uniform vec2 u_luma;    // y_offset, y_scale
@@ -63,20 +66,20 @@ vec4 yuv(float y, float u, float v) {
 }
 
 vec4 decode(ivec2 p) {
-  if (u_kind == 0) {
+  if (KIND == 0) {
     return vec4(byte0(p.x, p.y, u_offsets.x), byte0(p.x, p.y, u_offsets.y), byte0(p.x, p.y, u_offsets.z),
-                u_alpha ? byte0(p.x, p.y, u_offsets.w) : 255.0);
+                ALPHA ? byte0(p.x, p.y, u_offsets.w) : 255.0);
   }
-  if (u_kind == 1) {
-    return vec4(byte0(p.x, p.y, 0), byte1(p.x, p.y, 0), byte2(p.x, p.y, 0), u_alpha ? byte3(p.x, p.y, 0) : 255.0);
+  if (KIND == 1) {
+    return vec4(byte0(p.x, p.y, 0), byte1(p.x, p.y, 0), byte2(p.x, p.y, 0), ALPHA ? byte3(p.x, p.y, 0) : 255.0);
   }
-  if (u_kind == 2) {
+  if (KIND == 2) {
     int m = p.x & ~1;
     return yuv(byte0(m, p.y, (p.x & 1) == 1 ? u_offsets.z : u_offsets.x), byte0(m, p.y, u_offsets.y),
                byte0(m, p.y, u_offsets.w));
   }
   ivec2 c = p >> u_shift;
-  if (u_kind == 3) return yuv(byte0(p.x, p.y, 0), byte1(c.x, c.y, u_offsets.x), byte1(c.x, c.y, u_offsets.y));
+  if (KIND == 3) return yuv(byte0(p.x, p.y, 0), byte1(c.x, c.y, u_offsets.x), byte1(c.x, c.y, u_offsets.y));
   return yuv(byte0(p.x, p.y, 0), byte1(c.x, c.y, 0), byte2(c.x, c.y, 0));
 }
 
@@ -101,10 +104,11 @@ void main() {
 }
 )";
 
-// Modes (u_mode): 0 RGB(A) channels (u_select: the RGBA channel of element j of a pixel),
+// Modes (MODE): 0 RGB(A) channels (u_select: the RGBA channel of element j of a pixel),
 // 1 grey (luma), 2 Y of YUV, 3 chroma of a 2x2 cell (u_select: 0 = U, 1 = V), 4 YUYV.
-// u_dtype: 0 u8, 1 i8, 2 f16, 3 f32; float elements are v * u_scale[j] + u_bias[j].
-inline constexpr const char* kPack = R"(#version 300 es
+// DTYPE: 0 u8, 1 i8, 2 f16, 3 f32; float elements are v * u_scale[j] + u_bias[j]. CHANNELS:
+// elements per pixel in the plane written.
+inline constexpr const char* kPack = R"(
 precision highp float;
 precision highp int;
 precision highp usampler2D;
@@ -112,11 +116,8 @@ precision highp usampler2D;
 uniform usampler2D u_image;
 uniform ivec4 u_content;  // x, y, width, height of the resampled content
 uniform vec4 u_pad;
-uniform int u_mode;
-uniform int u_channels;   // elements per pixel in this plane
 uniform ivec4 u_select;
 uniform int u_width;      // pixels per row of this plane
-uniform int u_dtype;
 uniform vec4 u_scale;
 uniform vec4 u_bias;
 uniform vec3 u_weights;   // kr, kg, kb
@@ -137,13 +138,13 @@ float chroma(vec4 mean, int v) {
 }
 
 float value(int n, int y, out int j) {
-  int x = n / u_channels;
-  j = n - x * u_channels;
+  int x = n / CHANNELS;
+  j = n - x * CHANNELS;
   x = min(x, u_width - 1);
-  if (u_mode == 0) return pixel(x, y)[u_select[j]];
-  if (u_mode == 1) return luma(pixel(x, y));
-  if (u_mode == 2 || (u_mode == 4 && j == 0)) return u_encode.x + luma(pixel(x, y)) * u_encode.y;
-  if (u_mode == 3) {
+  if (MODE == 0) return pixel(x, y)[u_select[j]];
+  if (MODE == 1) return luma(pixel(x, y));
+  if (MODE == 2 || (MODE == 4 && j == 0)) return u_encode.x + luma(pixel(x, y)) * u_encode.y;
+  if (MODE == 3) {
     vec4 sum = pixel(2 * x, 2 * y) + pixel(2 * x + 1, 2 * y) + pixel(2 * x, 2 * y + 1) + pixel(2 * x + 1, 2 * y + 1);
     return chroma(sum * 0.25, u_select[j]);
   }
@@ -154,17 +155,17 @@ float value(int n, int y, out int j) {
 uint element(int n, int y) {
   int j;
   float v = value(n, y, j);
-  if (u_dtype < 2) {
+  if (DTYPE < 2) {
     uint b = uint(roundEven(clamp(v, 0.0, 255.0)));
-    return u_dtype == 1 ? b ^ 128u : b;
+    return DTYPE == 1 ? b ^ 128u : b;
   }
   float f = v * u_scale[j] + u_bias[j];
-  return u_dtype == 3 ? floatBitsToUint(f) : packHalf2x16(vec2(f, 0.0));
+  return DTYPE == 3 ? floatBitsToUint(f) : packHalf2x16(vec2(f, 0.0));
 }
 
 void main() {
   ivec2 o = ivec2(gl_FragCoord.xy);
-  int size = u_dtype < 2 ? 1 : (u_dtype == 2 ? 2 : 4);
+  int size = DTYPE < 2 ? 1 : (DTYPE == 2 ? 2 : 4);
   int per_word = 4 / size;
   int n = o.x * 4 * per_word;
   uvec4 words = uvec4(0u);
