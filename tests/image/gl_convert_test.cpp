@@ -410,6 +410,55 @@ TEST_F(GlConvert, PairsItCannotConvertAreDeclinedWithAReason) {
   EXPECT_EQ(converter_->unsupported(overlapping, d, o), "source rows overlap (pitch 50 < 96 bytes a row)");
 }
 
+TEST_F(GlConvert, CallsThatRepeatAGeometryMakeNoGlObjects) {
+  std::mt19937 rng(17);
+  ASSERT_OK_AND_ASSIGN(Tensor src, Tensor::image(320, 180, PixelFormat::Nv12, MemoryKind::Mem));
+  ASSERT_OK_AND_ASSIGN(Tensor dst, Tensor::create({3, 96, 96}, DType::F32, MemoryKind::Mem));
+  ConvertOptions o;
+  o.resize = ResizeMode::Letterbox;
+  ASSERT_OK(convert(src, dst, o));
+  const uint64_t made = context_->run([] { return converter_->objects_made(); });
+  for (int i = 0; i < 4; ++i) {
+    fill_random(src, rng);
+    o.matrix = static_cast<ColorMatrix>(i % 2);
+    o.mean = {0.1f * float(i), 0, 0, 0};
+    o.pad = {uint8_t(i), 0, 0, 255};
+    ASSERT_OK(convert(src, dst, o));
+    EXPECT_EQ(report(reference::compare(src, dst, o, 5, kTolerance)), "") << "call " << i;
+  }
+  EXPECT_EQ(context_->run([] { return converter_->objects_made(); }), made);
+}
+
+TEST_F(GlConvert, AGlErrorComesBackAsUnavailableNamingTheCallAndLeavesTheConverterUsable) {
+  ASSERT_OK_AND_ASSIGN(Tensor src, Tensor::image(64, 48, PixelFormat::Nv12, MemoryKind::Mem));
+  ASSERT_OK_AND_ASSIGN(Tensor dst, Tensor::image(32, 32, PixelFormat::Rgb, MemoryKind::Mem));
+  Result<void> done;
+  {
+    ASSERT_OK_AND_ASSIGN(TensorMap out, dst.map(CpuAccess::Write));
+    const GlImage d = describe(out, PixelFormat::Rgb);
+    GlImage short_source = d;
+    short_source.format = PixelFormat::Nv12;
+    short_source.width = 64;
+    short_source.height = 48;
+    short_source.plane_count = 2;
+    // A GL buffer of 16 bytes cannot hold a 64x48 image: GL refuses the upload.
+    done = context_->run([&]() -> Result<void> {
+      const std::byte bytes[16] = {};
+      const GLuint buffer = make_buffer(bytes, sizeof bytes, 0);
+      for (int i = 0; i < 2; ++i) short_source.planes[i] = {nullptr, buffer, 0, 64, i == 0 ? 1 : 2, 1};
+      auto ran = converter_->run(short_source, d, Rect{0, 0, 64, 48}, ConvertOptions{});
+      glDeleteBuffers(1, &buffer);
+      return ran;
+    });
+  }
+  ASSERT_FALSE(done);
+  EXPECT_EQ(done.error().code(), ErrorCode::Unavailable);
+  EXPECT_NE(done.error().message().find("glTexSubImage2D"), std::string::npos) << done.error().message();
+  EXPECT_NE(done.error().message().find("GL_INVALID_OPERATION"), std::string::npos) << done.error().message();
+  ASSERT_OK(convert(src, dst, ConvertOptions{}));
+  EXPECT_EQ(report(reference::compare(src, dst, ConvertOptions{}, 5, kTolerance)), "");
+}
+
 TEST_F(GlConvert, FullHdNv12ToALetterboxedPlanarF32InputTakesMeasuredTime) {
   std::mt19937 rng(1080);
   ASSERT_OK_AND_ASSIGN(Tensor src, Tensor::image(1920, 1080, PixelFormat::Nv12, MemoryKind::Mem));

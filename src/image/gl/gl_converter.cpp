@@ -191,6 +191,7 @@ Result<GLuint> GlConverter::sample_program(int kind, bool alpha) {
   char defines[64];
   std::snprintf(defines, sizeof defines, "#define KIND %d\n#define ALPHA %s\n", kind, alpha ? "true" : "false");
   MEMHAL_ASSIGN_OR_RETURN(program, link(defines, shaders::kSample, "sample"));
+  ++objects_made_;
   glUseProgram(program);
   const char* planes[] = {"u_plane0", "u_plane1", "u_plane2", "u_plane3"};
   for (int i = 0; i < 4; ++i) glUniform1i(at(program, planes[i]), kUnitPlane0 + i);
@@ -206,6 +207,7 @@ Result<GLuint> GlConverter::pack_program(int mode, int dtype, int channels) {
   std::snprintf(defines, sizeof defines, "#define MODE %d\n#define DTYPE %d\n#define CHANNELS %d\n", mode, dtype,
                 channels);
   MEMHAL_ASSIGN_OR_RETURN(program, link(defines, shaders::kPack, "pack"));
+  ++objects_made_;
   glUseProgram(program);
   glUniform1i(at(program, "u_image"), kUnitContent);
   return program;
@@ -238,6 +240,7 @@ bool GlConverter::ensure_texture(Texture& texture, GLenum format, int width, int
   // Storage is immutable: a new size is a new texture.
   if (texture.id != 0) glDeleteTextures(1, &texture.id);
   glGenTextures(1, &texture.id);
+  ++objects_made_;
   glBindTexture(GL_TEXTURE_2D, texture.id);
   glTexStorage2D(GL_TEXTURE_2D, 1, format, width, height);
   // Integer and 32-bit float textures are complete only with nearest filtering.
@@ -250,7 +253,10 @@ bool GlConverter::ensure_texture(Texture& texture, GLenum format, int width, int
 Result<void> GlConverter::ensure_target(Target& target, int width, int height) {
   glActiveTexture(GL_TEXTURE0 + kUnitContent + 1);  // a unit no program samples
   const bool fresh = ensure_texture(target.texture, GL_RGBA32UI, width, height);
-  if (target.framebuffer == 0) glGenFramebuffers(1, &target.framebuffer);
+  if (target.framebuffer == 0) {
+    glGenFramebuffers(1, &target.framebuffer);
+    ++objects_made_;
+  }
   glBindFramebuffer(GL_FRAMEBUFFER, target.framebuffer);
   if (!fresh) return {};
   glFramebufferTexture2D(GL_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_TEXTURE_2D, target.texture.id, 0);

@@ -67,6 +67,10 @@ class GlConverter {
   /// `Unavailable` on a GL error or a context reset (the message names the GL call and error).
   Result<void> run(const GlImage& src, const GlImage& dst, const Rect& crop, const ConvertOptions& options);
 
+  /// GL objects (textures, framebuffers, programs) made so far; it stays put while calls
+  /// repeat a geometry and formats already seen. On the GL thread.
+  uint64_t objects_made() const noexcept { return objects_made_; }
+
  private:
   struct Texture {
     GLuint id = 0;
@@ -111,7 +115,7 @@ class GlConverter {
   Result<void> ensure_target(Target& target, int width, int height);
   /// Binds `texture` on the active unit, (re)made as width x height of `format` when it is not
   /// that already; true when it was made.
-  static bool ensure_texture(Texture& texture, GLenum format, int width, int height);
+  bool ensure_texture(Texture& texture, GLenum format, int width, int height);
   /// The planes the pack pass writes for dst; their count (0: a format it does not write).
   static int out_planes(const GlImage& dst, const ConvertOptions& options, std::array<OutPlane, kMaxPlanes>& out);
 
@@ -120,6 +124,7 @@ class GlConverter {
   std::array<GLuint, 5 * 4 * 4> pack_programs_{};  // by mode, dtype and channels
   GLuint vao_ = 0;
   int max_size_ = 0;
+  uint64_t objects_made_ = 0;
   std::array<Texture, kMaxPlanes> source_{};
   std::array<Texture, 4> taps_{};  // first_h, first_v, taps_h, taps_v
   Target content_;
