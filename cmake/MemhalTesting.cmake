@@ -1,13 +1,18 @@
-# memhal_add_test(NAME SOURCES... [LABELS l...] [LIBS l...]): one GoogleTest binary, registered
-# with CTest test by test (gtest_discover_tests) so a skipped test shows as skipped.
+# memhal_add_test(NAME SOURCES... [LABELS l...] [LIBS l...] [TIMEOUT s]): one GoogleTest binary,
+# registered with CTest test by test (gtest_discover_tests) so a skipped test shows as skipped.
+# TIMEOUT (seconds per test, default CTest's) makes a hang a failure.
 include(GoogleTest)
 
 function(memhal_add_test name)
-  cmake_parse_arguments(ARG "" "" "SOURCES;LABELS;LIBS" ${ARGN})
+  cmake_parse_arguments(ARG "" "TIMEOUT" "SOURCES;LABELS;LIBS" ${ARGN})
   add_executable(${name} ${ARG_SOURCES} ${ARG_UNPARSED_ARGUMENTS})
   target_link_libraries(${name} PRIVATE memhal_static memhal_test_support GTest::gtest GTest::gtest_main ${ARG_LIBS})
   memhal_warnings(${name})
-  gtest_discover_tests(${name} PROPERTIES LABELS unit SKIP_REGULAR_EXPRESSION "\\[  SKIPPED \\]"
+  set(timeout)
+  if(ARG_TIMEOUT)
+    set(timeout TIMEOUT ${ARG_TIMEOUT})
+  endif()
+  gtest_discover_tests(${name} PROPERTIES LABELS unit SKIP_REGULAR_EXPRESSION "\\[  SKIPPED \\]" ${timeout}
                        DISCOVERY_TIMEOUT 60)
   if(ARG_LABELS)
     # gtest_discover_tests flattens a list-valued property (CMake 3.25), so more labels than

@@ -94,7 +94,7 @@ std::optional<std::chrono::milliseconds> to_timeout(py::handle seconds) {
 void bind_image_processor(py::module_& m) {
   py::class_<ImageProcessor>(m, "ImageProcessor",
                              "Format conversion, resize, crop, flip, rotate, letterbox, normalise.")
-      .def(py::init([](unsigned threads) { return unwrap(ImageProcessor::create(ImageProcessorOptions{threads})); }),
+      .def(py::init([](unsigned threads) { return unwrap(ImageProcessor::create({.threads = threads})); }),
            py::arg("threads") = 0)
       .def_property_readonly("threads", &ImageProcessor::threads)
       .def(

@@ -12,6 +12,8 @@ packages=(
   libyuv-dev libopencv-dev                           # image tests and bench: the peers
   libgtest-dev libgmock-dev                          # tests
   libdrm-dev                                         # DRM uapi headers: vgem PRIME test in the VM
+  libegl-dev libgles-dev                             # the GL image backend (EGL + OpenGL ES 3)
+  libegl-mesa0 libgl1-mesa-dri                       # Mesa's EGL and llvmpipe: GL tests with no GPU
   libbenchmark-dev                                   # bench/
   python3                                            # test scripts (JSON checks)
   python3-dev pybind11-dev python3-numpy python3-pytest  # the Python module and its pytest suite

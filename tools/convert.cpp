@@ -35,7 +35,8 @@ constexpr const char* kUsage =
     "  --range limited|full  YUV range (default limited)\n"
     "  --mean A,B,C --std A,B,C  normalisation of float outputs: (x/255 - mean)/std\n"
     "  --swap-rb             exchange R and B in the output\n"
-    "  --threads N           worker threads (default: all)\n";
+    "  --threads N           worker threads (default: all)\n"
+    "  --backend cpu|gl      image backend (default: GL on a hardware GPU, else the CPU)\n";
 
 bool ends_with(const std::string& s, const char* suffix) {
   const std::string t(suffix);
@@ -74,6 +75,7 @@ struct Args {
   PixelFormat to = PixelFormat::Rgb;
   DType dtype = DType::U8;
   unsigned threads = 0;
+  std::optional<ImageBackend> backend;
   ConvertOptions options;
 };
 
@@ -153,6 +155,13 @@ std::string parse_option(std::string_view name, std::string_view value, Args& a)
   } else if (name == "--threads") {
     if (!parse_list(value, ints, 1, 1) || ints[0] < 0) return "expects a count";
     a.threads = static_cast<unsigned>(ints[0]);
+  } else if (name == "--backend") {
+    if (value == "cpu")
+      a.backend = ImageBackend::Cpu;
+    else if (value == "gl")
+      a.backend = ImageBackend::Gl;
+    else
+      return "expects cpu or gl";
   } else {
     return "unknown option";
   }
@@ -208,7 +217,7 @@ int run_convert(std::span<const std::string_view> args) {
   const int64_t cw = o.crop ? o.crop->width : sw, ch = o.crop ? o.crop->height : sh;
   const auto [dw, dh] = a.out_size.value_or(rotated ? std::pair{ch, cw} : std::pair{cw, ch});
 
-  auto processor = ImageProcessor::create({a.threads});
+  auto processor = ImageProcessor::create({.threads = a.threads, .backend = a.backend});
   if (!processor) return failure(processor.error());
   auto dst = processor->create_image(dw, dh, a.to, a.dtype);
   if (!dst) return failure(dst.error());
@@ -219,8 +228,10 @@ int run_convert(std::span<const std::string_view> args) {
                          : ends_with(out, ".npy") ? write_npy(*dst, out)
                                                   : write_raw(*dst, out);
   if (!written) return failure(written.error());
-  std::cout << "wrote " << out << ": " << to_string(a.to) << " " << to_string(a.dtype) << " " << dw << "x" << dh
-            << "\n";
+  const ImageProcessorStats stats = processor->stats();
+  std::cout << "wrote " << out << ": " << to_string(a.to) << " " << to_string(a.dtype) << " " << dw << "x" << dh << " ("
+            << to_string(processor->last_backend().value_or(processor->backend())) << " backend"
+            << (stats.fallbacks > 0 ? "; " + stats.last_fallback : "") << ")\n";
   return 0;
 }
 

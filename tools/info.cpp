@@ -10,6 +10,38 @@
 namespace memhal::cli {
 namespace {
 
+// The image backends: the CPU one always; GL with its driver, or why there is none.
+void print_image_backends() {
+  std::cout << "\nimage backends:\n  cpu  yes  SIMD kernels with run-time dispatch, on a thread pool\n";
+  const auto gl = ImageProcessor::probe_gl();
+  if (!gl) {
+    std::cout << "  gl   no   " << gl.error().message() << "\n";
+    return;
+  }
+  std::cout << "  gl   yes  " << gl->renderer
+            << (gl->software ? " (software rasteriser: auto-selection prefers cpu)" : "") << "\n       vendor "
+            << gl->vendor << "; " << gl->version << "; " << gl->glsl_version << "\n       EGL " << gl->egl_version
+            << " on the " << gl->platform << " platform; max texture " << gl->max_texture_size
+            << "\n       dma-buf import: "
+            << (gl->dma_buf_import ? "yes" : "no (no EGL_EXT_image_dma_buf_import: DmaBuf frames are uploaded)")
+            << "\n       extensions:";
+  for (const std::string& extension : gl->extensions) std::cout << " " << extension;
+  std::cout << "\n";
+}
+
+std::string image_backends_json() {
+  std::string out = "[{\"name\":\"cpu\",\"available\":true,\"reason\":\"\"},{\"name\":\"gl\",";
+  const auto gl = ImageProcessor::probe_gl();
+  if (!gl) return out + "\"available\":false,\"reason\":" + json_string(gl.error().message()) + "}]";
+  out += "\"available\":true,\"reason\":\"\",\"vendor\":" + json_string(gl->vendor) +
+         ",\"renderer\":" + json_string(gl->renderer) + ",\"version\":" + json_string(gl->version) +
+         ",\"glsl_version\":" + json_string(gl->glsl_version) + ",\"egl_version\":" + json_string(gl->egl_version) +
+         ",\"platform\":" + json_string(gl->platform) + ",\"software\":" + (gl->software ? "true" : "false") +
+         ",\"dma_buf_import\":" + (gl->dma_buf_import ? "true" : "false") + ",\"extensions\":[";
+  for (std::size_t i = 0; i < gl->extensions.size(); ++i) out += (i ? "," : "") + json_string(gl->extensions[i]);
+  return out + "]}]";
+}
+
 void print_table() {
   std::cout << "memhal " << MEMHAL_VERSION_STRING << "\n\nmemory kinds:\n";
   std::printf("  %-10s %-4s %-9s %s\n", "name", "code", "available", "reason");
@@ -23,6 +55,7 @@ void print_table() {
     std::printf("  %-12s %-26s %-6s %s\n", source.name.c_str(), source.path.c_str(), source.usable ? "usable" : "no",
                 source.state.c_str());
   }
+  print_image_backends();
   std::cout << "\nMEMHAL_FORCE_MEM: "
             << (force_mem_requested() ? "set (auto-selection goes straight to mem)" : "not set") << "\n";
 }
@@ -45,7 +78,8 @@ void print_json() {
               << ",\"state\":" << json_string(source.state) << "}";
     first = false;
   }
-  std::cout << "],\"force_mem\":" << (force_mem_requested() ? "true" : "false") << "}\n";
+  std::cout << "],\"image_backends\":" << image_backends_json()
+            << ",\"force_mem\":" << (force_mem_requested() ? "true" : "false") << "}\n";
 }
 
 }  // namespace

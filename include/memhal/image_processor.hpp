@@ -7,6 +7,12 @@
 /// row by row on a thread pool, with SIMD kernels chosen at run time (Highway dynamic
 /// dispatch), so one binary runs at full width on every x86 and ARM CPU it meets.
 ///
+/// The GL backend opens a headless EGL display (no window system) and an OpenGL ES 3 context
+/// that is current on one thread the processor owns; every GL call runs there. So the rule is
+/// simple: a processor and its Pbo images may be used from any thread, and no caller ever
+/// needs a context current. Conversions it cannot do on GL run on the CPU backend, counted in
+/// `stats()`.
+///
 /// Semantics (what the reference implementation in tests/ computes): the source is cropped,
 /// then flipped, then rotated clockwise; each source pixel is decoded to RGB (YUV: chroma of
 /// the pixel's own subsampled cell, the chosen matrix and range); the oriented image is
@@ -23,6 +29,8 @@
 #include <memhal/vocabulary.hpp>
 #include <memory>
 #include <optional>
+#include <string>
+#include <vector>
 
 namespace memhal {
 
@@ -68,10 +76,44 @@ struct ConvertOptions {
   std::optional<PixelFormat> dst_format;
 };
 
+/// The backends that run conversions.
+enum class ImageBackend : uint32_t { Cpu = 0, Gl = 1 };
+/// "cpu" or "gl".
+MEMHAL_EXPORT const char* to_string(ImageBackend backend) noexcept;
+
 /// How the processor is built.
 struct ImageProcessorOptions {
   /// Worker threads of the CPU backend; 0 = one per hardware thread.
   unsigned threads = 0;
+  /// The backend to run on. Empty: GL when a hardware GL driver works, else the CPU (a software
+  /// rasteriser such as llvmpipe is slower than the CPU backend, so auto-selection skips it;
+  /// `backend_notes()` says why GL was not chosen); the environment variable `MEMHAL_BACKEND`
+  /// (`cpu` or `gl`), read by `create`, pins it instead. A pinned backend is never swapped:
+  /// `create` fails with `Unavailable` and the reason when it cannot start.
+  std::optional<ImageBackend> backend = std::nullopt;
+};
+
+/// The GL driver behind a processor, as `memhal info` prints it.
+struct GlDriverInfo {
+  std::string platform;  ///< EGL platform the display was opened on: surfaceless, device or default
+  std::string egl_version;
+  std::string vendor;
+  std::string renderer;
+  std::string version;
+  std::string glsl_version;
+  int max_texture_size = 0;
+  bool software = false;        ///< a software rasteriser (llvmpipe, softpipe, swrast)
+  bool dma_buf_import = false;  ///< EGL_EXT_image_dma_buf_import: DmaBuf frames are sampled in place
+  /// The EGL and GL extensions memhal uses that the driver advertises.
+  std::vector<std::string> extensions;
+};
+
+/// What a processor did: which backend served how many conversions, and why any fell back.
+struct ImageProcessorStats {
+  uint64_t gl_calls = 0;      ///< conversions the GL backend ran
+  uint64_t cpu_calls = 0;     ///< conversions the CPU backend ran (fallbacks included)
+  uint64_t fallbacks = 0;     ///< conversions a GL processor handed to the CPU backend
+  std::string last_fallback;  ///< why the latest fallback happened ("GL: f16 output")
 };
 
 class MEMHAL_EXPORT ImageProcessor {
@@ -85,19 +127,41 @@ class MEMHAL_EXPORT ImageProcessor {
   ~ImageProcessor();
 
   /// Writes `src`, converted per `options`, into `dst` (its pixel format and dtype say what to
-  /// produce). Both must be host-mappable. After the first call of a given geometry, calls
-  /// allocate nothing. Calls on one processor are serialised; use one processor per thread for
-  /// parallel pipelines. Errors (nothing is written to `dst`): `InvalidArgument` for mismatched
-  /// or odd sizes, a crop outside the source, a batch dst; `NotImplemented` for a format pair
-  /// or dtype this backend does not convert (the message names it); `NotHostAddressable` for
-  /// memory the CPU cannot map (Cuda).
+  /// produce). Both must be host-mappable, or Pbo images of this processor. On a GL processor
+  /// a conversion GL cannot do (see `stats().last_fallback`) runs on the CPU backend. After the first call of a given
+  /// geometry, calls allocate nothing. Calls on one processor are serialised; use one processor per thread for parallel
+  /// pipelines. Errors (nothing is written to `dst`): `InvalidArgument` for mismatched or odd sizes, a crop outside the
+  /// source, a batch dst; `NotImplemented` for a format pair or dtype this backend does not convert (the message names
+  /// it); `NotHostAddressable` for memory the CPU cannot map (Cuda).
   Result<void> convert(const Tensor& src, Tensor& dst, const ConvertOptions& options = {});
 
   /// Worker threads in use.
   unsigned threads() const noexcept;
 
-  /// Allocates an image where this backend works best (the CPU backend: DmaBuf, then Mem).
-  Result<Tensor> create_image(int64_t width, int64_t height, PixelFormat format, DType dtype = DType::U8) const;
+  /// The backend conversions run on (a GL processor hands pairs GL cannot do to the CPU).
+  ImageBackend backend() const noexcept;
+  /// Why auto-selection did not choose GL ("GL renderer llvmpipe is a software rasteriser");
+  /// empty when it did, or when the backend was pinned.
+  const std::string& backend_notes() const noexcept;
+  /// The backend that ran the latest successful conversion; empty before the first.
+  std::optional<ImageBackend> last_backend() const;
+  /// Counters since creation. Thread-safe.
+  ImageProcessorStats stats() const;
+  /// The GL driver of a GL processor; nullptr for a CPU one.
+  const GlDriverInfo* gl_driver() const noexcept;
+  /// Opens a GL context the way a GL processor would, reads the driver and closes it: what
+  /// `memhal info` shows. `Unavailable` with the EGL call that refused when there is none.
+  static Result<GlDriverInfo> probe_gl();
+
+  /// Allocates an image where this processor works best. Empty `memory` auto-selects: a CPU
+  /// processor DmaBuf, then Mem; a GL processor DmaBuf when its driver imports DMA-BUFs, then
+  /// Pbo, then Mem (the tensor's `allocation_notes()` say what was skipped). A pinned `memory`
+  /// never falls back; `Pbo` needs a GL processor (`Unavailable` otherwise). Pbo images belong
+  /// to this processor's GL context: they map for the CPU from any thread, convert without a
+  /// CPU copy on this processor, and answer `Unavailable` ("GL context gone") once it is
+  /// destroyed.
+  Result<Tensor> create_image(int64_t width, int64_t height, PixelFormat format, DType dtype = DType::U8,
+                              std::optional<MemoryKind> memory = std::nullopt) const;
 
  private:
   struct Impl;

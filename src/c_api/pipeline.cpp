@@ -119,7 +119,7 @@ int memhal_image_processor_create(unsigned threads, memhal_image_processor_t** o
   return guarded([&] {
     MEMHAL_C_REQUIRE(out != nullptr, "memhal_image_processor_create: out is NULL");
     *out = nullptr;
-    auto processor = ImageProcessor::create(ImageProcessorOptions{threads});
+    auto processor = ImageProcessor::create({.threads = threads});
     if (!processor) return fail(processor.error());
     *out = new memhal_image_processor{std::move(*processor)};
     return MEMHAL_OK;

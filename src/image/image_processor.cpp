@@ -3,19 +3,36 @@
 #include <memhal/image_processor.hpp>
 #include <memhal/pixel_format.hpp>
 
+#include <memhal/memory.hpp>
+
 #include <cmath>
+#include <cstdlib>
 #include <mutex>
+#include <string_view>
 
 #include "core/strings.hpp"
 #include "image/cpu/cpu_converter.hpp"
 #include "image/cpu/pixel_io.hpp"
 #include "image/image_ref.hpp"
+#include "tensor/tensor_access.hpp"
+#if MEMHAL_WITH_GL
+#include "image/gl/gl_backend.hpp"
+#include "image/gl/gl_context.hpp"
+#endif
 
 namespace memhal {
 
 struct ImageProcessor::Impl {
-  std::mutex mutex;
+  mutable std::mutex mutex;
   std::unique_ptr<detail::CpuConverter> cpu;
+#if MEMHAL_WITH_GL
+  std::unique_ptr<detail::gl::GlBackend> gl;
+#else
+  std::nullptr_t gl = nullptr;
+#endif
+  std::string backend_notes;
+  std::optional<ImageBackend> last;
+  ImageProcessorStats stats;
 };
 
 namespace {
@@ -41,26 +58,26 @@ Result<PixelFormat> infer_format(const Layout& layout, const ConvertOptions& opt
                       "(a batch must be sliced to one image); set ConvertOptions::dst_format");
 }
 
-// Plane descriptions of a mapped image; `format` is what the bytes are read or written as.
-Result<detail::ImageRef> describe(const TensorMap& map, PixelFormat format, const char* role) {
-  const Layout& layout = map.layout();
+// Where each plane of `layout` lies; `format` is what the bytes are read or written as.
+Result<detail::ImageGeometry> describe(const Layout& layout, PixelFormat format, const char* role) {
   const auto info = *pixel_format_info(format);
-  detail::ImageRef ref;
-  ref.format = format;
-  ref.dtype = layout.dtype();
+  detail::ImageGeometry g;
+  g.format = format;
+  g.dtype = layout.dtype();
   if (layout.is_multi_plane()) {
     if (layout.pixel_format() != format) {
       return detail::fail(ErrorCode::InvalidArgument, role, " is a multi-plane ", to_string(*layout.pixel_format()),
                           " image, not ", to_string(format));
     }
-    ref.width = layout.shape()[1];
-    ref.height = layout.shape()[0];
-    ref.plane_count = info.planes;
+    g.width = layout.shape()[1];
+    g.height = layout.shape()[0];
+    g.multi_plane = true;
+    g.plane_count = info.planes;
     for (std::size_t i = 0; i < info.planes; ++i) {
-      ref.planes[i] = {map.plane(i), layout.planes()[i].pitch, info.plane_bytes_per_pixel[i], 1};
-      if (ref.planes[i].base == nullptr) return detail::fail(ErrorCode::Internal, role, " plane ", i, " is unmapped");
+      const PlaneLayout& p = layout.planes()[i];
+      g.planes[i] = {p.buffer, p.offset, p.pitch, info.plane_bytes_per_pixel[i], 1};
     }
-    return ref;
+    return g;
   }
   if (info.yuv && info.planes > 1) {
     return detail::fail(ErrorCode::InvalidArgument, role, " is a plain tensor; ", to_string(format),
@@ -82,17 +99,63 @@ Result<detail::ImageRef> describe(const TensorMap& map, PixelFormat format, cons
     return detail::fail(ErrorCode::InvalidArgument, role, " of rank ", shape.size(), " does not have the shape of a ",
                         to_string(format), " image (", planar ? "{c, h, w}" : "{h, w, c}", " with c = ", channels, ")");
   }
-  ref.height = shape[planar ? 1 : 0];
-  ref.width = shape[planar ? 2 : 1];
+  g.height = shape[planar ? 1 : 0];
+  g.width = shape[planar ? 2 : 1];
   if (planar) {
-    ref.plane_count = static_cast<int>(channels);
-    for (int64_t c = 0; c < channels; ++c) ref.planes[c] = {map.data() + c * strides[0], strides[1], strides[2], 0};
+    g.plane_count = static_cast<int>(channels);
+    for (int64_t c = 0; c < channels; ++c)
+      g.planes[c] = {0, layout.offset() + c * strides[0], strides[1], strides[2], 0};
   } else {
-    ref.plane_count = 1;
-    ref.planes[0] = {map.data(), strides[0], strides[1], grey_2d ? 0 : strides[2]};
+    g.plane_count = 1;
+    g.planes[0] = {0, layout.offset(), strides[0], strides[1], grey_2d ? 0 : strides[2]};
+  }
+  return g;
+}
+
+// The planes of `g` in the CPU's view of `map`.
+Result<detail::ImageRef> resolve(const detail::ImageGeometry& g, const TensorMap& map, const char* role) {
+  detail::ImageRef ref;
+  ref.format = g.format;
+  ref.dtype = g.dtype;
+  ref.width = g.width;
+  ref.height = g.height;
+  ref.plane_count = g.plane_count;
+  for (int i = 0; i < g.plane_count; ++i) {
+    const detail::PlaneGeometry& p = g.planes[i];
+    std::byte* base =
+        g.multi_plane ? map.plane(static_cast<std::size_t>(i)) : map.data() + (p.offset - map.layout().offset());
+    if (base == nullptr) return detail::fail(ErrorCode::Internal, role, " plane ", i, " is unmapped");
+    ref.planes[i] = {base, p.row, p.pixel, p.comp};
   }
   return ref;
 }
+
+[[maybe_unused]] constexpr const char* kNoGl =
+    "memhal was built without the gl image backend (MEMHAL_WITH_GL=OFF; it needs libegl-dev and libgles-dev)";
+
+// The backend asked for: the options', else MEMHAL_BACKEND's, else none (auto-selection).
+Result<std::optional<ImageBackend>> requested_backend(const ImageProcessorOptions& options) {
+  if (static_cast<uint32_t>(options.backend.value_or(ImageBackend::Cpu)) > 1) {
+    return detail::fail(ErrorCode::InvalidArgument, "ImageProcessorOptions::backend holds an unknown backend");
+  }
+  if (options.backend) return options.backend;
+  const char* env = std::getenv("MEMHAL_BACKEND");
+  if (env == nullptr || *env == '\0') return std::optional<ImageBackend>();
+  const std::string_view value(env);
+  if (value == "cpu") return std::optional<ImageBackend>(ImageBackend::Cpu);
+  if (value == "gl") return std::optional<ImageBackend>(ImageBackend::Gl);
+  return detail::fail(ErrorCode::InvalidArgument, "MEMHAL_BACKEND=", value, " names no image backend (cpu or gl)");
+}
+
+#if MEMHAL_WITH_GL
+Result<std::unique_ptr<detail::gl::GlBackend>> open_gl() {
+  return detail::gl::GlBackend::create();
+}
+#else
+Result<std::nullptr_t> open_gl() {
+  return detail::fail(ErrorCode::NotImplemented, kNoGl);
+}
+#endif
 
 Result<void> check_options(const ConvertOptions& o) {
   auto raw = [](auto e) { return static_cast<uint32_t>(e); };
@@ -109,7 +172,7 @@ Result<void> check_options(const ConvertOptions& o) {
   return {};
 }
 
-Result<Rect> check_crop(const ConvertOptions& o, const detail::ImageRef& src) {
+Result<Rect> check_crop(const ConvertOptions& o, const detail::ImageGeometry& src) {
   const Rect crop = o.crop.value_or(Rect{0, 0, src.width, src.height});
   if (crop.width <= 0 || crop.height <= 0 || crop.x < 0 || crop.y < 0 || crop.x > src.width - crop.width ||
       crop.y > src.height - crop.height) {
@@ -126,7 +189,7 @@ Result<Rect> check_crop(const ConvertOptions& o, const detail::ImageRef& src) {
   return crop;
 }
 
-Result<void> check_sizes(const detail::ImageRef& ref, const char* role) {
+Result<void> check_sizes(const detail::ImageGeometry& ref, const char* role) {
   const auto info = *pixel_format_info(ref.format);
   if (ref.width <= 0 || ref.height <= 0) {
     return detail::fail(ErrorCode::InvalidArgument, role, " is empty (", ref.width, "x", ref.height, ")");
@@ -141,6 +204,10 @@ Result<void> check_sizes(const detail::ImageRef& ref, const char* role) {
 
 }  // namespace
 
+const char* to_string(ImageBackend backend) noexcept {
+  return backend == ImageBackend::Gl ? "gl" : "cpu";
+}
+
 ImageProcessor::ImageProcessor(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 ImageProcessor::ImageProcessor(ImageProcessor&&) noexcept = default;
 ImageProcessor& ImageProcessor::operator=(ImageProcessor&&) noexcept = default;
@@ -151,8 +218,27 @@ Result<ImageProcessor> ImageProcessor::create(const ImageProcessorOptions& optio
     return detail::fail(ErrorCode::InvalidArgument, "ImageProcessor with ", options.threads,
                         " threads; at most 256 are allowed");
   }
+  MEMHAL_ASSIGN_OR_RETURN(const std::optional<ImageBackend> pinned, requested_backend(options));
   auto impl = std::make_unique<Impl>();
   MEMHAL_ASSIGN_OR_RETURN(impl->cpu, detail::CpuConverter::create(options.threads));
+  if (pinned != ImageBackend::Cpu) {
+    auto gl = open_gl();
+    if (!gl) {
+      if (pinned == ImageBackend::Gl) {
+        return detail::fail(gl.error().code(), "ImageProcessor pinned to the gl backend: ", gl.error().message());
+      }
+      impl->backend_notes = detail::cat("gl skipped: ", gl.error().message());
+    }
+#if MEMHAL_WITH_GL
+    else if (!pinned && (*gl)->driver().software) {
+      impl->backend_notes = detail::cat("gl skipped: renderer ", (*gl)->driver().renderer,
+                                        " is a software rasteriser, slower than the CPU backend "
+                                        "(MEMHAL_BACKEND=gl or ImageProcessorOptions::backend pins it)");
+    } else {
+      impl->gl = std::move(*gl);
+    }
+#endif
+  }
   return ImageProcessor(std::move(impl));
 }
 
@@ -160,7 +246,74 @@ unsigned ImageProcessor::threads() const noexcept {
   return impl_->cpu->threads();
 }
 
-Result<Tensor> ImageProcessor::create_image(int64_t width, int64_t height, PixelFormat format, DType dtype) const {
+ImageBackend ImageProcessor::backend() const noexcept {
+  return impl_->gl ? ImageBackend::Gl : ImageBackend::Cpu;
+}
+
+const std::string& ImageProcessor::backend_notes() const noexcept {
+  return impl_->backend_notes;
+}
+
+std::optional<ImageBackend> ImageProcessor::last_backend() const {
+  std::lock_guard lock(impl_->mutex);
+  return impl_->last;
+}
+
+ImageProcessorStats ImageProcessor::stats() const {
+  std::lock_guard lock(impl_->mutex);
+  return impl_->stats;
+}
+
+const GlDriverInfo* ImageProcessor::gl_driver() const noexcept {
+#if MEMHAL_WITH_GL
+  if (impl_->gl) return &impl_->gl->driver();
+#endif
+  return nullptr;
+}
+
+Result<GlDriverInfo> ImageProcessor::probe_gl() {
+#if MEMHAL_WITH_GL
+  MEMHAL_ASSIGN_OR_RETURN(auto context, detail::gl::GlContext::create());
+  return detail::gl::GlBackend::describe(*context);
+#else
+  return detail::fail(ErrorCode::NotImplemented, kNoGl);
+#endif
+}
+
+Result<Tensor> ImageProcessor::create_image(int64_t width, int64_t height, PixelFormat format, DType dtype,
+                                            std::optional<MemoryKind> memory) const {
+  if (memory && *memory != MemoryKind::Pbo) return Tensor::image(width, height, format, memory, dtype);
+#if MEMHAL_WITH_GL
+  if (impl_->gl) {
+    std::string notes;
+    if (!memory) {
+      if (impl_->gl->driver().dma_buf_import && !force_mem_requested()) {
+        auto image = Tensor::image(width, height, format, MemoryKind::DmaBuf, dtype);
+        if (image) return image;
+        notes = detail::cat("dmabuf skipped: ", image.error().message(), "; ");
+      } else {
+        notes = "dmabuf skipped: the GL driver cannot import DMA-BUFs (no EGL_EXT_image_dma_buf_import); ";
+      }
+    }
+    // Rows on 64 bytes: GL packs and unpacks them straight, and SIMD loads stay aligned.
+    MEMHAL_ASSIGN_OR_RETURN(Layout layout, Layout::image(width, height, format, dtype, 64));
+    auto image = impl_->gl->create_image(std::move(layout), notes.empty() ? notes : notes.substr(0, notes.size() - 2));
+    if (image || memory) return image;
+    auto fallback = Tensor::image(width, height, format, MemoryKind::Mem, dtype);
+    if (fallback) {
+      // Keep why Pbo was skipped with the tensor, as auto-selection does for every kind.
+      detail::TensorAccess::buffers(*fallback)[0]->set_notes(
+          detail::cat(notes, "pbo skipped: ", image.error().message()));
+    }
+    return fallback;
+  }
+#endif
+  if (memory) {
+    return detail::fail(ErrorCode::Unavailable, "Pbo image ", width, "x", height,
+                        ": Pbo images are made by an ImageProcessor on the gl backend; this one runs on the cpu",
+                        impl_->backend_notes.empty() ? "" : " (", impl_->backend_notes,
+                        impl_->backend_notes.empty() ? "" : ")");
+  }
   return Tensor::image(width, height, format, std::nullopt, dtype);
 }
 
@@ -182,15 +335,32 @@ Result<void> ImageProcessor::convert(const Tensor& src, Tensor& dst, const Conve
     return detail::fail(ErrorCode::InvalidArgument, "convert in place ('", src.name(),
                         "' and its destination share storage) is not supported");
   }
-  MEMHAL_ASSIGN_OR_RETURN(TensorMap in, src.map(CpuAccess::Read));
-  MEMHAL_ASSIGN_OR_RETURN(const detail::ImageRef src_ref, describe(in, *src_format, "source"));
-  MEMHAL_TRY(check_sizes(src_ref, "source"));
-  MEMHAL_ASSIGN_OR_RETURN(const Rect crop, check_crop(options, src_ref));
-  MEMHAL_ASSIGN_OR_RETURN(TensorMap out, dst.map(CpuAccess::Write));
-  MEMHAL_ASSIGN_OR_RETURN(const detail::ImageRef dst_ref, describe(out, dst_format, "destination"));
-  MEMHAL_TRY(check_sizes(dst_ref, "destination"));
+  MEMHAL_ASSIGN_OR_RETURN(const detail::ImageGeometry src_geometry, describe(src.layout(), *src_format, "source"));
+  MEMHAL_TRY(check_sizes(src_geometry, "source"));
+  MEMHAL_ASSIGN_OR_RETURN(const Rect crop, check_crop(options, src_geometry));
+  MEMHAL_ASSIGN_OR_RETURN(const detail::ImageGeometry dst_geometry, describe(dst.layout(), dst_format, "destination"));
+  MEMHAL_TRY(check_sizes(dst_geometry, "destination"));
   std::lock_guard lock(impl_->mutex);
+#if MEMHAL_WITH_GL
+  if (impl_->gl) {
+    MEMHAL_ASSIGN_OR_RETURN(std::optional<std::string> refused,
+                            impl_->gl->convert(src, src_geometry, dst, dst_geometry, crop, options));
+    if (!refused) {
+      ++impl_->stats.gl_calls;
+      impl_->last = ImageBackend::Gl;
+      return {};
+    }
+    ++impl_->stats.fallbacks;
+    impl_->stats.last_fallback = detail::cat("gl: ", *refused);
+  }
+#endif
+  MEMHAL_ASSIGN_OR_RETURN(TensorMap in, src.map(CpuAccess::Read));
+  MEMHAL_ASSIGN_OR_RETURN(const detail::ImageRef src_ref, resolve(src_geometry, in, "source"));
+  MEMHAL_ASSIGN_OR_RETURN(TensorMap out, dst.map(CpuAccess::Write));
+  MEMHAL_ASSIGN_OR_RETURN(const detail::ImageRef dst_ref, resolve(dst_geometry, out, "destination"));
   impl_->cpu->run(src_ref, dst_ref, crop, options);
+  ++impl_->stats.cpu_calls;
+  impl_->last = ImageBackend::Cpu;
   return {};
 }
 

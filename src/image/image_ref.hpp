@@ -29,6 +29,27 @@ struct ImageRef {
   std::array<PlaneRef, kMaxPlanes> planes{};
 };
 
+/// Where one plane of an image lies in its tensor, before anything is mapped: which buffer,
+/// the byte offset of element (0, 0, 0) in it, and the steps as in PlaneRef.
+struct PlaneGeometry {
+  uint32_t buffer = 0;
+  int64_t offset = 0;
+  int64_t row = 0;
+  int64_t pixel = 0;
+  int64_t comp = 0;
+};
+
+/// An image tensor described for a backend; `ImageRef` once mapped.
+struct ImageGeometry {
+  PixelFormat format = PixelFormat::Rgb;
+  DType dtype = DType::U8;
+  int64_t width = 0;
+  int64_t height = 0;
+  bool multi_plane = false;  ///< planes come from Layout::planes() (each at its own buffer offset)
+  int plane_count = 0;
+  std::array<PlaneGeometry, kMaxPlanes> planes{};
+};
+
 /// Y'CbCr <-> R'G'B' for one matrix and range, on 0..255 values.
 struct ColorCoeffs {
   float kr, kg, kb;      // luma weights

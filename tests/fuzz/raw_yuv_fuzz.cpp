@@ -17,7 +17,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (!format) return 0;
   auto frame = cli::decode_raw({data + 5, size - 5}, width, height, *format);
   if (!frame) return 0;
-  static ImageProcessor processor = std::move(*ImageProcessor::create({1}));
+  static ImageProcessor processor = std::move(*ImageProcessor::create({.threads = 1, .backend = ImageBackend::Cpu}));
   ConvertOptions options;
   options.resize = (data[3] & 1) ? ResizeMode::Letterbox : ResizeMode::Stretch;
   options.rotation = static_cast<Rotation>((data[3] >> 1) & 3);

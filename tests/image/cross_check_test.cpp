@@ -50,7 +50,7 @@ int max_diff(const Tensor& ours, const uint8_t* theirs, std::size_t n) {
 
 Tensor convert(const Tensor& src, int w, int h, PixelFormat to, const ConvertOptions& o = {}) {
   Tensor dst = *Tensor::image(w, h, to, MemoryKind::Mem, DType::U8, 1);
-  auto proc = *ImageProcessor::create({1});
+  auto proc = *ImageProcessor::create({.threads = 1, .backend = ImageBackend::Cpu});
   EXPECT_OK(proc.convert(src, dst, o));
   return dst;
 }

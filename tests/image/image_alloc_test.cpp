@@ -54,7 +54,7 @@ TEST(ImageProcessorAllocations, SteadyStateFramesAllocateNothing) {
       {PixelFormat::Rgba, PixelFormat::Nv12, DType::U8, Interpolation::Nearest, Rotation::Cw90},
   };
   for (unsigned threads : {1u, 3u}) {
-    auto proc = std::move(*ImageProcessor::create({threads}));
+    auto proc = std::move(*ImageProcessor::create({.threads = threads, .backend = ImageBackend::Cpu}));
     for (const Job& job : jobs) {
       ASSERT_OK_AND_ASSIGN(Tensor src, Tensor::image(640, 360, job.from, MemoryKind::Mem));
       ASSERT_OK_AND_ASSIGN(Tensor dst, Tensor::image(160, 160, job.to, MemoryKind::Mem, job.dtype));

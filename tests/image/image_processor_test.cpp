@@ -27,7 +27,7 @@ std::string report(const std::vector<reference::Mismatch>& bad) {
 }
 
 ImageProcessor processor(unsigned threads = 2) {
-  return std::move(*ImageProcessor::create({threads}));
+  return std::move(*ImageProcessor::create({.threads = threads, .backend = ImageBackend::Cpu}));
 }
 
 // The pairs the issue requires; every other pair may answer NotImplemented.

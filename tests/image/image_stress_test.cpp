@@ -25,7 +25,7 @@ struct Job {
     options.resize = ResizeMode::Letterbox;
   }
   std::vector<std::byte> expected() {
-    auto proc = *ImageProcessor::create({1});
+    auto proc = *ImageProcessor::create({.threads = 1, .backend = ImageBackend::Cpu});
     Tensor dst = *Tensor::image(64, 64, PixelFormat::Rgb, MemoryKind::Mem);
     EXPECT_OK(proc.convert(src, dst, options));
     return bytes_of(dst);
@@ -39,7 +39,7 @@ TEST(ImageProcessorStress, ProcessorsOnSeveralThreadsAgreeWithOneThread) {
   std::vector<int> mismatches(3, 0);
   for (int t = 0; t < 3; ++t) {
     callers.emplace_back([&, t] {
-      auto proc = *ImageProcessor::create({3});
+      auto proc = *ImageProcessor::create({.threads = 3, .backend = ImageBackend::Cpu});
       Tensor dst = *Tensor::image(64, 64, PixelFormat::Rgb, MemoryKind::Mem);
       for (int i = 0; i < 30; ++i) {
         if (!proc.convert(job.src, dst, job.options) || bytes_of(dst) != expected) ++mismatches[t];
@@ -53,7 +53,7 @@ TEST(ImageProcessorStress, ProcessorsOnSeveralThreadsAgreeWithOneThread) {
 TEST(ImageProcessorStress, OneProcessorSharedBySeveralCallersSerialisesThem) {
   Job job;
   const auto expected = job.expected();
-  auto proc = *ImageProcessor::create({2});
+  auto proc = *ImageProcessor::create({.threads = 2, .backend = ImageBackend::Cpu});
   std::vector<std::thread> callers;
   std::vector<int> mismatches(3, 0);
   for (int t = 0; t < 3; ++t) {

@@ -25,7 +25,21 @@ assert [k["name"] for k in kinds] == ["mem", "shm", "dmabuf", "iosurface", "pbo"
 assert [k["code"] for k in kinds] == [0, 1, 2, 3, 4, 5], kinds
 assert all(isinstance(k["available"], bool) and isinstance(k["reason"], str) and k["reason"] for k in kinds)
 assert kinds[0]["available"] is True
+backends = doc["image_backends"]
+assert [b["name"] for b in backends] == ["cpu", "gl"], backends
+gl = backends[1]
+assert isinstance(gl["available"], bool)
+if gl["available"]:
+    assert gl["renderer"] and gl["version"].startswith("OpenGL ES 3"), gl
+    assert isinstance(gl["extensions"], list) and isinstance(gl["dma_buf_import"], bool), gl
+else:
+    assert gl["reason"], gl
 ' "$json"
+
+# With the EGL vendor hidden there is no GL driver, and info says why instead of failing.
+nogl=$(__EGL_VENDOR_LIBRARY_FILENAMES=/nonexistent/memhal-no-egl-vendor.json "$memhal" info)
+check "info without a GL driver exits 0" test $? -eq 0
+check "info without a GL driver says why" grep -qE "^  gl +no +[A-Za-z]" <<<"$nogl"
 
 MEMHAL_FORCE_MEM=1 "$memhal" info | grep -q "MEMHAL_FORCE_MEM: set"
 check "info reports MEMHAL_FORCE_MEM" test $? -eq 0

@@ -1,0 +1,89 @@
+// DMA-BUF planes sampled by GL in place: EGL_EXT_image_dma_buf_import turns a plane of a
+// DMA-BUF into an EGLImage, bound to a texture with glEGLImageTargetTexture2DOES. Each plane is
+// imported as DRM_FORMAT_R8 whose width is the plane's row bytes — the "one image per plane"
+// way (as GStreamer's glupload does) — so every pixel format becomes bytes the converter
+// decodes itself, and no driver support for YUV sampling is needed.
+//
+// Imports are cached per buffer: a camera's ring of N buffers is imported N times, not once a
+// frame. An entry is dropped when its buffer is freed, and replaced when the same buffer is
+// seen with another plane geometry.
+#pragma once
+
+#include <EGL/egl.h>
+#include <EGL/eglext.h>
+#include <GLES3/gl32.h>
+// gl2ext.h needs the core GL types first.
+#include <GLES2/gl2ext.h>
+
+#include <cstdint>
+#include <memhal/error.hpp>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "image/gl/gl_context.hpp"
+
+namespace memhal::detail {
+class Storage;
+}
+
+namespace memhal::detail::gl {
+
+/// One plane to import: bytes `row_bytes` x `rows` at `offset` in `storage`'s fd, `pitch` apart.
+struct DmaBufPlane {
+  std::shared_ptr<Storage> storage;
+  int64_t offset = 0;
+  int64_t pitch = 0;
+  int64_t row_bytes = 0;
+  int64_t rows = 0;
+};
+
+class DmaBufImporter {
+ public:
+  /// An importer for `context`, or the reason there is none ("no EGL_EXT_image_dma_buf_import").
+  /// On the GL thread.
+  static Result<std::unique_ptr<DmaBufImporter>> create(GlContext& context);
+  /// Destroys every cached EGLImage and texture; on the GL thread.
+  ~DmaBufImporter();
+  DmaBufImporter(const DmaBufImporter&) = delete;
+  DmaBufImporter& operator=(const DmaBufImporter&) = delete;
+
+  /// A GL_TEXTURE_2D (R8, unsigned normalised: texel = byte / 255) over the plane's bytes,
+  /// imported on first use and cached. On the GL thread. `Unavailable` naming the EGL error when
+  /// the driver refuses the import (a size, pitch or offset it cannot sample).
+  Result<GLuint> texture(const DmaBufPlane& plane);
+
+  /// EGL images created since the importer was made (a cache hit creates none).
+  uint64_t imports() const noexcept { return imports_; }
+  /// Entries cached now.
+  std::size_t cached() const noexcept { return entries_.size(); }
+
+ private:
+  struct Entry {
+    std::weak_ptr<Storage> storage;
+    const Storage* key = nullptr;
+    int64_t offset = 0, pitch = 0, row_bytes = 0, rows = 0;
+    EGLImageKHR image = EGL_NO_IMAGE_KHR;
+    GLuint texture = 0;
+  };
+
+  DmaBufImporter(GlContext& context, bool modifiers, PFNEGLCREATEIMAGEKHRPROC create_image,
+                 PFNEGLDESTROYIMAGEKHRPROC destroy_image, PFNGLEGLIMAGETARGETTEXTURE2DOESPROC target_texture)
+      : context_(context),
+        modifiers_(modifiers),
+        create_image_(create_image),
+        destroy_image_(destroy_image),
+        target_texture_(target_texture) {}
+  void release(Entry& entry);
+  void collect();
+
+  GlContext& context_;
+  bool modifiers_;
+  PFNEGLCREATEIMAGEKHRPROC create_image_;
+  PFNEGLDESTROYIMAGEKHRPROC destroy_image_;
+  PFNGLEGLIMAGETARGETTEXTURE2DOESPROC target_texture_;
+  std::vector<Entry> entries_;
+  uint64_t imports_ = 0;
+};
+
+}  // namespace memhal::detail::gl

@@ -1,0 +1,128 @@
+#include "image/gl/gl_backend.hpp"
+
+#include <memhal/tensor_map.hpp>
+
+#include <variant>
+
+#include "core/strings.hpp"
+#include "image/gl/gl_context.hpp"
+#include "image/gl/gl_converter.hpp"
+#include "image/gl/pbo_storage.hpp"
+#include "tensor/tensor_access.hpp"
+
+namespace memhal::detail::gl {
+namespace {
+
+bool software_renderer(const std::string& renderer) {
+  for (const char* name : {"llvmpipe", "softpipe", "swrast", "SwiftShader"}) {
+    if (renderer.find(name) != std::string::npos) return true;
+  }
+  return false;
+}
+
+// One operand of a GL conversion: its planes in GL terms, and the CPU mapping that keeps host
+// memory reachable while GL reads or writes it.
+struct Operand {
+  GlImage image;
+  std::optional<TensorMap> map;
+};
+
+// Pbo images of this context are used in place; anything else host-mappable is mapped. A Pbo
+// the CPU holds mapped, or one of another processor, cannot be used by this context.
+Result<std::variant<Operand, std::string>> bind(const Tensor& tensor, const ImageGeometry& g, CpuAccess access,
+                                                const GlContext& context, const char* role) {
+  Operand op;
+  op.image.format = g.format;
+  op.image.dtype = g.dtype;
+  op.image.width = g.width;
+  op.image.height = g.height;
+  op.image.plane_count = g.plane_count;
+  const auto& buffers = TensorAccess::buffers(tensor);
+  for (int i = 0; i < g.plane_count; ++i) {
+    const PlaneGeometry& p = g.planes[i];
+    op.image.planes[i] = {nullptr, 0, p.offset, p.row, p.pixel, p.comp};
+    const auto* pbo = dynamic_cast<const PboStorage*>(buffers[p.buffer].get());
+    if (pbo == nullptr) continue;
+    if (!pbo->belongs_to(context)) return cat(role, " '", tensor.name(), "' is a Pbo image of another processor");
+    if (pbo->mapped()) return cat(role, " '", tensor.name(), "' is a Pbo image the CPU holds mapped");
+    op.image.planes[i].buffer = pbo->buffer();
+  }
+  if (tensor.memory() != MemoryKind::Pbo) {
+    MEMHAL_ASSIGN_OR_RETURN(TensorMap map, tensor.map(access));
+    for (int i = 0; i < g.plane_count; ++i) {
+      const PlaneGeometry& p = g.planes[i];
+      op.image.planes[i].host =
+          g.multi_plane ? map.plane(static_cast<std::size_t>(i)) : map.data() + (p.offset - tensor.layout().offset());
+      op.image.planes[i].offset = 0;
+    }
+    op.map.emplace(std::move(map));
+  }
+  return op;
+}
+
+}  // namespace
+
+GlBackend::GlBackend(std::shared_ptr<GlContext> context, std::unique_ptr<GlConverter> converter)
+    : context_(std::move(context)), converter_(std::move(converter)), driver_(describe(*context_)) {}
+
+GlBackend::~GlBackend() {
+  // GL objects die on the GL thread; the context goes when the last Pbo map lets it.
+  context_->run([this] { converter_.reset(); });
+}
+
+GlDriverInfo GlBackend::describe(const GlContext& context) {
+  const GlInfo& info = context.info();
+  GlDriverInfo d;
+  d.platform = info.platform;
+  d.egl_version = info.egl_version;
+  d.vendor = info.vendor;
+  d.renderer = info.renderer;
+  d.version = info.version;
+  d.glsl_version = info.glsl_version;
+  d.max_texture_size = info.max_texture_size;
+  d.software = software_renderer(info.renderer);
+  d.dma_buf_import = info.dma_buf_import;
+  d.extensions = info.extensions;
+  return d;
+}
+
+Result<std::unique_ptr<GlBackend>> GlBackend::create() {
+  MEMHAL_ASSIGN_OR_RETURN(std::shared_ptr<GlContext> context, GlContext::create());
+  MEMHAL_ASSIGN_OR_RETURN(std::unique_ptr<GlConverter> converter,
+                          context->run([&] { return GlConverter::create(*context); }));
+  return std::unique_ptr<GlBackend>(new GlBackend(std::move(context), std::move(converter)));
+}
+
+Result<Tensor> GlBackend::create_image(Layout layout, std::string notes) const {
+  if (layout.buffer_count() != 1) {
+    return fail(ErrorCode::InvalidArgument, "a Pbo image keeps its planes in one buffer, not ", layout.buffer_count());
+  }
+  const int64_t bytes = layout.byte_extent(0).end;
+  MEMHAL_ASSIGN_OR_RETURN(std::shared_ptr<PboStorage> storage,
+                          PboStorage::create(context_, static_cast<std::size_t>(bytes)));
+  storage->set_notes(std::move(notes));
+  TensorAccess::Buffers buffers{};
+  buffers[0] = std::move(storage);
+  return TensorAccess::make(std::move(layout), std::move(buffers));
+}
+
+Result<std::optional<std::string>> GlBackend::convert(const Tensor& src, const ImageGeometry& src_geometry, Tensor& dst,
+                                                      const ImageGeometry& dst_geometry, const Rect& crop,
+                                                      const ConvertOptions& options) {
+  if (context_->lost()) return fail(ErrorCode::Unavailable, "GL backend: the GL context was lost (GPU reset)");
+  MEMHAL_ASSIGN_OR_RETURN(auto in, bind(src, src_geometry, CpuAccess::Read, *context_, "source"));
+  if (auto* why = std::get_if<std::string>(&in)) return std::optional<std::string>(std::move(*why));
+  MEMHAL_ASSIGN_OR_RETURN(auto out, bind(dst, dst_geometry, CpuAccess::Write, *context_, "destination"));
+  if (auto* why = std::get_if<std::string>(&out)) return std::optional<std::string>(std::move(*why));
+  const GlImage& s = std::get<Operand>(in).image;
+  const GlImage& d = std::get<Operand>(out).image;
+  if (auto why = converter_->unsupported(s, d, options)) return why;
+  auto done = context_->run([&]() -> Result<void> {
+    MEMHAL_TRY(converter_->run(s, d, crop, options));
+    return context_->check_reset();
+  });
+  if (!done) return unexpected(done.error());
+  return std::optional<std::string>();
+}
+
+}  // namespace memhal::detail::gl

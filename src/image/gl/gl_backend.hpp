@@ -1,0 +1,49 @@
+// The GL backend of ImageProcessor: owns the context and the converter, makes Pbo images, and
+// runs a conversion on GL when it can (Pbo operands in place, host memory uploaded and read
+// back), saying why when it cannot so the processor runs it on the CPU instead.
+#pragma once
+
+#include <memhal/image_processor.hpp>
+#include <memhal/layout.hpp>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "image/image_ref.hpp"
+
+namespace memhal::detail::gl {
+
+class GlContext;
+class GlConverter;
+
+class GlBackend {
+ public:
+  /// Opens the context and compiles the converter. `Unavailable` with the reason when there is
+  /// no usable GL driver.
+  static Result<std::unique_ptr<GlBackend>> create();
+  ~GlBackend();
+  GlBackend(const GlBackend&) = delete;
+  GlBackend& operator=(const GlBackend&) = delete;
+
+  const GlDriverInfo& driver() const noexcept { return driver_; }
+  /// The driver as `memhal info` shows it.
+  static GlDriverInfo describe(const GlContext& context);
+
+  /// A zeroed Pbo tensor of `layout` (dense from offset 0, one buffer) in this context.
+  Result<Tensor> create_image(Layout layout, std::string notes) const;
+
+  /// Converts `src` into `dst` on GL. The empty optional means done; a string is why GL cannot
+  /// do this one (the caller converts on the CPU); an error means GL failed. Not reentrant.
+  Result<std::optional<std::string>> convert(const Tensor& src, const ImageGeometry& src_geometry, Tensor& dst,
+                                             const ImageGeometry& dst_geometry, const Rect& crop,
+                                             const ConvertOptions& options);
+
+ private:
+  GlBackend(std::shared_ptr<GlContext> context, std::unique_ptr<GlConverter> converter);
+
+  std::shared_ptr<GlContext> context_;
+  std::unique_ptr<GlConverter> converter_;
+  GlDriverInfo driver_;
+};
+
+}  // namespace memhal::detail::gl

@@ -1,0 +1,271 @@
+// The GL backend of ImageProcessor on the real driver of this machine (Mesa llvmpipe in CI):
+// backend choice, Pbo images and their maps, the processor's lifetime, fallbacks, and what
+// happens with no GL driver at all (run as a second CTest test with the EGL vendor hidden).
+#include <dirent.h>
+#include <gtest/gtest.h>
+#include <memhal/image_processor.hpp>
+#include <memhal/memory.hpp>
+#include <memhal/tensor_map.hpp>
+
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <optional>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "image_test_util.hpp"
+#include "reference.hpp"
+#include "test_support.hpp"
+
+namespace memhal {
+namespace {
+
+bool expect_no_gl() {
+  const char* env = std::getenv("MEMHAL_TEST_EXPECT_NO_GL");
+  return env != nullptr && std::string(env) == "1";
+}
+
+// A processor pinned to GL, or a skip that says why there is none.
+#define GL_PROCESSOR_OR_SKIP(name)                                                               \
+  if (expect_no_gl()) GTEST_SKIP() << "this run hides the GL driver (MEMHAL_TEST_EXPECT_NO_GL)"; \
+  auto name##_made = ImageProcessor::create({.threads = 1, .backend = ImageBackend::Gl});        \
+  if (!name##_made) GTEST_SKIP() << "no GL here: " << name##_made.error().message();             \
+  ImageProcessor name = std::move(*name##_made)
+
+int open_fds() {
+  int count = 0;
+  if (DIR* dir = opendir("/proc/self/fd")) {
+    while (readdir(dir) != nullptr) ++count;
+    closedir(dir);
+  }
+  return count;
+}
+
+int threads_of_process() {
+  int count = 0;
+  if (DIR* dir = opendir("/proc/self/task")) {
+    while (readdir(dir) != nullptr) ++count;
+    closedir(dir);
+  }
+  return count;
+}
+
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old;
+    setenv(name, value, 1);
+  }
+  ~ScopedEnv() {
+    if (old_) {
+      setenv(name_, old_->c_str(), 1);
+    } else {
+      unsetenv(name_);
+    }
+  }
+
+ private:
+  const char* name_;
+  std::optional<std::string> old_;
+};
+
+TEST(GlBackend, APinnedProcessorRunsOnGlAndNamesItsDriver) {
+  GL_PROCESSOR_OR_SKIP(gl);
+  EXPECT_EQ(gl.backend(), ImageBackend::Gl);
+  EXPECT_TRUE(gl.backend_notes().empty());
+  const GlDriverInfo* driver = gl.gl_driver();
+  ASSERT_NE(driver, nullptr);
+  EXPECT_FALSE(driver->renderer.empty());
+  EXPECT_NE(driver->version.find("OpenGL ES 3"), std::string::npos) << driver->version;
+  EXPECT_GE(driver->max_texture_size, 2048);
+  EXPECT_FALSE(driver->platform.empty());
+  EXPECT_EQ(gl.last_backend(), std::nullopt);
+}
+
+TEST(GlBackend, AutoSelectionSkipsASoftwareRasteriserAndSaysWhy) {
+  GL_PROCESSOR_OR_SKIP(gl);
+  ScopedEnv env("MEMHAL_BACKEND", "");
+  ASSERT_OK_AND_ASSIGN(ImageProcessor chosen, ImageProcessor::create({.threads = 1}));
+  if (gl.gl_driver()->software) {
+    EXPECT_EQ(chosen.backend(), ImageBackend::Cpu);
+    EXPECT_NE(chosen.backend_notes().find("software rasteriser"), std::string::npos) << chosen.backend_notes();
+    EXPECT_NE(chosen.backend_notes().find(gl.gl_driver()->renderer), std::string::npos);
+  } else {
+    EXPECT_EQ(chosen.backend(), ImageBackend::Gl);
+  }
+}
+
+TEST(GlBackend, MemhalBackendPinsTheBackendAndRejectsUnknownNames) {
+  GL_PROCESSOR_OR_SKIP(gl);
+  {
+    ScopedEnv env("MEMHAL_BACKEND", "cpu");
+    ASSERT_OK_AND_ASSIGN(ImageProcessor p, ImageProcessor::create({.threads = 1}));
+    EXPECT_EQ(p.backend(), ImageBackend::Cpu);
+    EXPECT_TRUE(p.backend_notes().empty());
+  }
+  {
+    ScopedEnv env("MEMHAL_BACKEND", "gl");
+    ASSERT_OK_AND_ASSIGN(ImageProcessor p, ImageProcessor::create({.threads = 1}));
+    EXPECT_EQ(p.backend(), ImageBackend::Gl);
+  }
+  {
+    ScopedEnv env("MEMHAL_BACKEND", "vulkan");
+    auto p = ImageProcessor::create({.threads = 1});
+    EXPECT_ERROR(ErrorCode::InvalidArgument, p);
+    EXPECT_NE(p.error().message().find("vulkan"), std::string::npos);
+  }
+  {
+    // The option wins over the environment.
+    ScopedEnv env("MEMHAL_BACKEND", "gl");
+    ASSERT_OK_AND_ASSIGN(ImageProcessor p, ImageProcessor::create({.threads = 1, .backend = ImageBackend::Cpu}));
+    EXPECT_EQ(p.backend(), ImageBackend::Cpu);
+  }
+}
+
+TEST(GlBackend, CreateImageAutoSelectsPboWhenTheDriverCannotImportDmaBufs) {
+  GL_PROCESSOR_OR_SKIP(gl);
+  ASSERT_OK_AND_ASSIGN(Tensor image, gl.create_image(64, 48, PixelFormat::Nv12));
+  if (gl.gl_driver()->dma_buf_import && is_available(MemoryKind::DmaBuf)) {
+    EXPECT_EQ(image.memory(), MemoryKind::DmaBuf);
+    return;
+  }
+  EXPECT_EQ(image.memory(), MemoryKind::Pbo);
+  EXPECT_NE(image.allocation_notes().find("dmabuf skipped"), std::string::npos) << image.allocation_notes();
+  EXPECT_EQ(image.pixel_format(), PixelFormat::Nv12);
+  ASSERT_OK_AND_ASSIGN(Tensor pinned, gl.create_image(32, 32, PixelFormat::Rgb, DType::U8, MemoryKind::Pbo));
+  EXPECT_EQ(pinned.memory(), MemoryKind::Pbo);
+  ASSERT_OK_AND_ASSIGN(Tensor mem, gl.create_image(32, 32, PixelFormat::Rgb, DType::U8, MemoryKind::Mem));
+  EXPECT_EQ(mem.memory(), MemoryKind::Mem);
+}
+
+TEST(GlBackend, ACpuProcessorRefusesPboImagesAndTensorCreatePointsToCreateImage) {
+  ASSERT_OK_AND_ASSIGN(ImageProcessor cpu, ImageProcessor::create({.threads = 1, .backend = ImageBackend::Cpu}));
+  auto pbo = cpu.create_image(16, 16, PixelFormat::Rgb, DType::U8, MemoryKind::Pbo);
+  EXPECT_ERROR(ErrorCode::Unavailable, pbo);
+  EXPECT_NE(pbo.error().message().find("gl backend"), std::string::npos) << pbo.error().message();
+  auto tensor = Tensor::create({16}, DType::U8, MemoryKind::Pbo);
+  EXPECT_ERROR(ErrorCode::NotImplemented, tensor);
+  EXPECT_NE(tensor.error().message().find("create_image"), std::string::npos);
+}
+
+TEST(GlBackend, PboImagesStartZeroedAndKeepWhatTheCpuWrote) {
+  GL_PROCESSOR_OR_SKIP(gl);
+  ASSERT_OK_AND_ASSIGN(Tensor image, gl.create_image(100, 30, PixelFormat::Rgba, DType::U8, MemoryKind::Pbo));
+  const auto bytes = static_cast<std::size_t>(image.layout().byte_extent(0).end);
+  {
+    ASSERT_OK_AND_ASSIGN(TensorMap map, image.map(CpuAccess::Read));
+    for (std::size_t i = 0; i < bytes; ++i) ASSERT_EQ(map.data()[i], std::byte{0}) << "byte " << i;
+  }
+  {
+    ASSERT_OK_AND_ASSIGN(TensorMap map, image.map(CpuAccess::Write));
+    for (std::size_t i = 0; i < bytes; ++i) map.data()[i] = static_cast<std::byte>(i * 7 + 3);
+  }
+  ASSERT_OK_AND_ASSIGN(TensorMap map, image.map(CpuAccess::Read));
+  for (std::size_t i = 0; i < bytes; ++i) ASSERT_EQ(map.data()[i], static_cast<std::byte>(i * 7 + 3)) << "byte " << i;
+}
+
+TEST(GlBackend, NestedReadMapsShareOneMappingAndAWriteMustWait) {
+  GL_PROCESSOR_OR_SKIP(gl);
+  ASSERT_OK_AND_ASSIGN(Tensor image, gl.create_image(16, 16, PixelFormat::Rgb, DType::U8, MemoryKind::Pbo));
+  ASSERT_OK_AND_ASSIGN(TensorMap a, image.map(CpuAccess::Read));
+  ASSERT_OK_AND_ASSIGN(TensorMap b, image.map(CpuAccess::Read));
+  EXPECT_EQ(a.data(), b.data());
+  auto write = image.map(CpuAccess::Write);
+  EXPECT_ERROR(ErrorCode::Busy, write);
+  EXPECT_NE(write.error().message().find("mapped for read"), std::string::npos) << write.error().message();
+}
+
+TEST(GlBackend, PboImagesMapFromAnyThread) {
+  GL_PROCESSOR_OR_SKIP(gl);
+  std::vector<Tensor> images;
+  for (int i = 0; i < 8; ++i) {
+    ASSERT_OK_AND_ASSIGN(Tensor t, gl.create_image(64, 64, PixelFormat::Grey, DType::U8, MemoryKind::Pbo));
+    images.push_back(std::move(t));
+  }
+  std::atomic<int> failures{0};
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 8; ++i) {
+    threads.emplace_back([&, i] {
+      for (int round = 0; round < 20; ++round) {
+        {
+          auto map = images[i].map(CpuAccess::Write);
+          if (!map) {
+            ++failures;
+            return;
+          }
+          std::memset(map->data(), i + round, 64 * 64);
+        }
+        auto map = images[i].map(CpuAccess::Read);
+        if (!map || map->data()[4095] != static_cast<std::byte>(i + round)) ++failures;
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(failures.load(), 0);
+}
+
+TEST(GlBackend, APboImageOutlivingItsProcessorFailsCleanly) {
+  std::optional<Tensor> kept;
+  {
+    GL_PROCESSOR_OR_SKIP(gl);
+    ASSERT_OK_AND_ASSIGN(Tensor image, gl.create_image(32, 32, PixelFormat::Rgb, DType::U8, MemoryKind::Pbo));
+    kept.emplace(std::move(image));
+  }
+  const Tensor& orphan = *kept;
+  auto map = orphan.map(CpuAccess::Read);
+  EXPECT_ERROR(ErrorCode::Unavailable, map);
+  EXPECT_NE(map.error().message().find("GL context gone"), std::string::npos) << map.error().message();
+  ASSERT_OK_AND_ASSIGN(Tensor dst, Tensor::image(16, 16, PixelFormat::Rgb, MemoryKind::Mem));
+  ASSERT_OK_AND_ASSIGN(ImageProcessor cpu, ImageProcessor::create({.threads = 1, .backend = ImageBackend::Cpu}));
+  EXPECT_ERROR(ErrorCode::Unavailable, cpu.convert(orphan, dst));
+}
+
+TEST(GlBackend, AMapOpenWhenTheProcessorDiesStaysValidUntilItEnds) {
+  std::optional<TensorMap> open;
+  std::optional<Tensor> image;
+  {
+    GL_PROCESSOR_OR_SKIP(gl);
+    ASSERT_OK_AND_ASSIGN(Tensor made, gl.create_image(32, 32, PixelFormat::Grey, DType::U8, MemoryKind::Pbo));
+    image.emplace(std::move(made));
+    ASSERT_OK_AND_ASSIGN(TensorMap map, image->map(CpuAccess::ReadWrite));
+    open.emplace(std::move(map));
+  }
+  std::memset(open->data(), 0x5a, 32 * 32);
+  EXPECT_EQ(open->data()[1023], std::byte{0x5a});
+  open.reset();
+  EXPECT_ERROR(ErrorCode::Unavailable, image->map(CpuAccess::Read));
+}
+
+TEST(GlBackend, ProcessorsComeAndGoWithoutLeakingFdsOrThreads) {
+  GL_PROCESSOR_OR_SKIP(warm);  // the driver's one-time set-up is not a leak
+  const int fds = open_fds();
+  const int threads = threads_of_process();
+  for (int i = 0; i < 10; ++i) {
+    ASSERT_OK_AND_ASSIGN(ImageProcessor p, ImageProcessor::create({.threads = 1, .backend = ImageBackend::Gl}));
+    ASSERT_OK_AND_ASSIGN(Tensor t, p.create_image(64, 64, PixelFormat::Nv12, DType::U8, MemoryKind::Pbo));
+    ASSERT_OK(t.map(CpuAccess::Read));
+  }
+  EXPECT_EQ(open_fds(), fds);
+  EXPECT_EQ(threads_of_process(), threads);
+}
+
+TEST(GlUnavailable, WithNoGlDriverAutoSelectionSaysWhyAndAPinnedGlRequestFails) {
+  if (!expect_no_gl()) GTEST_SKIP() << "runs as gl_backend_test.no_driver, with the EGL vendor hidden";
+  auto pinned = ImageProcessor::create({.threads = 1, .backend = ImageBackend::Gl});
+  ASSERT_FALSE(pinned.has_value());
+  EXPECT_TRUE(pinned.error().code() == ErrorCode::Unavailable || pinned.error().code() == ErrorCode::NotImplemented);
+  EXPECT_NE(pinned.error().message().find("gl backend"), std::string::npos) << pinned.error().message();
+  ASSERT_OK_AND_ASSIGN(ImageProcessor chosen, ImageProcessor::create({.threads = 1}));
+  EXPECT_EQ(chosen.backend(), ImageBackend::Cpu);
+  EXPECT_NE(chosen.backend_notes().find("gl skipped"), std::string::npos) << chosen.backend_notes();
+  EXPECT_ERROR(ErrorCode::Unavailable, chosen.create_image(8, 8, PixelFormat::Rgb, DType::U8, MemoryKind::Pbo));
+  ASSERT_OK_AND_ASSIGN(Tensor image, chosen.create_image(8, 8, PixelFormat::Rgb));
+  EXPECT_NE(image.memory(), MemoryKind::Pbo);
+  EXPECT_FALSE(ImageProcessor::probe_gl().has_value());
+}
+
+}  // namespace
+}  // namespace memhal
