@@ -108,7 +108,7 @@ void summary(const memhal::bench::RatioReporter& r) {
   std::printf("\nGL renderer: %s\n%-11s %10s %10s %10s %10s %12s %12s\n", g_renderer.c_str(), "output", "gl_pbo",
               "gl_host", "cpu_1t", "cpu_all", "cpu_1t/pbo", "cpu_1t/host");
   for (const char* out : {"rgb_u8", "f32_planar"}) {
-    const std::string key = std::string("/nv12/") + out;
+    const std::string key = std::string("/nv12/") + out + "/real_time";
     const double pbo = r.real_seconds("gl_pbo" + key), host = r.real_seconds("gl_host" + key);
     const double one = r.real_seconds("cpu_1t" + key), all = r.real_seconds("cpu_all" + key);
     auto ratio = [](double a, double b) { return b > 0 ? a / b : 0.0; };
