@@ -141,6 +141,19 @@ void tap_tables(const AxisTaps& axis, std::vector<int32_t>& first, std::vector<f
   }
 }
 
+// Whether the axis reads one source pixel per output at base + step * o (copies, mirrors,
+// integer-ratio nearest and bilinear): the shader then computes positions instead of reading
+// tap tables.
+bool affine(const AxisTaps& axis, int32_t* base, int32_t* step) {
+  if (!axis.two_tap || !axis.single_tap || axis.index.empty()) return false;
+  *base = axis.index[0];
+  *step = axis.index.size() > 1 ? axis.index[1] - axis.index[0] : 0;
+  for (std::size_t o = 0; o < axis.index.size(); ++o) {
+    if (axis.index[o] != *base + *step * static_cast<int32_t>(o)) return false;
+  }
+  return true;
+}
+
 // Copies rows of dense bytes (`stride` apart) into a plane's elements.
 void scatter(const std::byte* from, int64_t stride, std::byte* to, const GlPlane& plane, int64_t width, int channels,
              int64_t esize, int64_t rows) {
@@ -178,18 +191,21 @@ Result<std::unique_ptr<GlConverter>> GlConverter::create(GlContext& context) {
   converter->max_size_ = context.info().max_texture_size;
   if (converter->max_size_ <= 0) glGetIntegerv(GL_MAX_TEXTURE_SIZE, &converter->max_size_);
   // The other variants compile on first use; these two show now that the driver takes them.
-  MEMHAL_TRY(converter->sample_program(3, false));
+  MEMHAL_TRY(converter->sample_program(3, false, false, false));
   MEMHAL_TRY(converter->pack_program(0, 3, 1));
   glUseProgram(0);
   MEMHAL_TRY(gl_check("setting up the converter's programs"));
   return converter;
 }
 
-Result<GLuint> GlConverter::sample_program(int kind, bool alpha) {
-  GLuint& program = sample_programs_[static_cast<std::size_t>(kind * 2 + (alpha ? 1 : 0))];
+Result<GLuint> GlConverter::sample_program(int kind, bool alpha, bool affine_h, bool affine_v) {
+  const int index = ((kind * 2 + (alpha ? 1 : 0)) * 2 + (affine_h ? 1 : 0)) * 2 + (affine_v ? 1 : 0);
+  GLuint& program = sample_programs_[static_cast<std::size_t>(index)];
   if (program != 0) return program;
-  char defines[64];
-  std::snprintf(defines, sizeof defines, "#define KIND %d\n#define ALPHA %s\n", kind, alpha ? "true" : "false");
+  char defines[128];
+  std::snprintf(defines, sizeof defines,
+                "#define KIND %d\n#define ALPHA %s\n#define AFFINE_H %d\n#define AFFINE_V %d\n", kind,
+                alpha ? "true" : "false", affine_h ? 1 : 0, affine_v ? 1 : 0);
   MEMHAL_ASSIGN_OR_RETURN(program, link(defines, shaders::kSample, "sample"));
   ++objects_made_;
   glUseProgram(program);
@@ -297,6 +313,8 @@ Result<void> GlConverter::prepare_taps(const GlImage& dst, const Rect& crop, con
     }
   }
   MEMHAL_TRY(gl_check("glTexSubImage2D (tap tables)"));
+  affine_[0] = affine(geometry_.horizontal, &affine_at_[0], &affine_at_[1]);
+  affine_[1] = affine(geometry_.vertical, &affine_at_[2], &affine_at_[3]);
   key_ = key;
   has_key_ = true;
   return {};
@@ -351,7 +369,7 @@ Result<void> GlConverter::sample(const GlImage& src, const ConvertOptions& optio
     case PixelFormat::I420: kind = 4; break;
     default: break;
   }
-  MEMHAL_ASSIGN_OR_RETURN(const GLuint p, sample_program(kind, has_alpha(src.format)));
+  MEMHAL_ASSIGN_OR_RETURN(const GLuint p, sample_program(kind, has_alpha(src.format), affine_[0], affine_[1]));
   glUseProgram(p);
   const auto info = *pixel_format_info(src.format);
   const auto& pl = src.planes;
@@ -361,6 +379,7 @@ Result<void> GlConverter::sample(const GlImage& src, const ConvertOptions& optio
   glUniform2i(at(p, "u_shift"), info.chroma_shift_x, info.chroma_shift_y);
   glUniform2i(at(p, "u_origin"), to_int(geometry_.crop.x), to_int(geometry_.crop.y));
   glUniform1i(at(p, "u_columns"), geometry_.column_lines ? 1 : 0);
+  glUniform4i(at(p, "u_affine"), affine_at_[0], affine_at_[1], affine_at_[2], affine_at_[3]);
   const ColorCoeffs c = color_coeffs(options.matrix, options.range);
   glUniform2f(at(p, "u_luma"), c.y_offset, c.y_scale);
   glUniform4f(at(p, "u_chroma"), c.rv, c.gu, c.gv, c.bu);

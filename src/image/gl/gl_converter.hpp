@@ -103,8 +103,9 @@ class GlConverter {
   };
 
   GlConverter(GlContext& context, GLuint vao);
-  /// The sample program for a source kind (see gl_shaders.hpp), linked on first use.
-  Result<GLuint> sample_program(int kind, bool alpha);
+  /// The sample program for a source kind and axis forms (see gl_shaders.hpp), linked on first
+  /// use.
+  Result<GLuint> sample_program(int kind, bool alpha, bool affine_h, bool affine_v);
   /// The pack program for a plane mode, output dtype (0..3) and elements per pixel (1..4).
   Result<GLuint> pack_program(int mode, int dtype, int channels);
   Result<void> prepare_taps(const GlImage& dst, const Rect& crop, const ConvertOptions& options);
@@ -120,8 +121,8 @@ class GlConverter {
   static int out_planes(const GlImage& dst, const ConvertOptions& options, std::array<OutPlane, kMaxPlanes>& out);
 
   GlContext* context_;
-  std::array<GLuint, 5 * 2> sample_programs_{};    // by kind and alpha
-  std::array<GLuint, 5 * 4 * 4> pack_programs_{};  // by mode, dtype and channels
+  std::array<GLuint, 5 * 2 * 2 * 2> sample_programs_{};  // by kind, alpha and affine axes
+  std::array<GLuint, 5 * 4 * 4> pack_programs_{};        // by mode, dtype and channels
   GLuint vao_ = 0;
   int max_size_ = 0;
   uint64_t objects_made_ = 0;
@@ -132,6 +133,8 @@ class GlConverter {
   Geometry geometry_;
   Key key_{};
   bool has_key_ = false;
+  std::array<bool, 2> affine_{};        // horizontal, vertical: one tap at base + step * o
+  std::array<int32_t, 4> affine_at_{};  // base h, step h, base v, step v
   std::vector<int32_t> first_;
   std::vector<float> entries_;
   std::vector<uint32_t> staging_;

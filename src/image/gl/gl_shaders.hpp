@@ -24,7 +24,8 @@ void main() {
 // RGB(A), 2 packed 4:2:2 (u_offsets: bytes of Y0, U, Y1, V in a macropixel), 3 semi-planar
 // (u_offsets.xy: bytes of U and V in a chroma pair), 4 three-plane 4:2:0. Element (x, y, c)
 // of plane i is byte x * u_pixel[i] + c * u_comp[i] of row y of texture u_plane<i>. ALPHA: the
-// source has alpha.
+// source has alpha. AFFINE_H / AFFINE_V: that axis reads one source pixel per output at an
+// affine position (copies, mirrors, integer-ratio nearest and bilinear), with no tap tables.
 inline constexpr const char* kSample = R"(
 precision highp float;
 precision highp int;
@@ -45,6 +46,7 @@ uniform ivec4 u_offsets;
 uniform ivec2 u_shift;
 uniform ivec2 u_origin;
 uniform bool u_columns;
+uniform ivec4 u_affine;  // AFFINE_H, AFFINE_V: source position = x + y * o.x, line = z + w * o.y
 uniform vec2 u_luma;    // y_offset, y_scale
 uniform vec4 u_chroma;  // rv, gu, gv, bu
 out uvec4 o_rgba;
@@ -85,20 +87,41 @@ vec4 decode(ivec2 p) {
 
 void main() {
   ivec2 o = ivec2(gl_FragCoord.xy);
+#if AFFINE_H
+  int h0 = 0, h1 = 1;
+#else
   int h0 = texelFetch(u_first_h, entry(o.x), 0).r;
   int h1 = texelFetch(u_first_h, entry(o.x + 1), 0).r;
+#endif
+#if AFFINE_V
+  int v0 = 0, v1 = 1;
+#else
   int v0 = texelFetch(u_first_v, entry(o.y), 0).r;
   int v1 = texelFetch(u_first_v, entry(o.y + 1), 0).r;
+#endif
   vec4 sum = vec4(0.0);
   for (int v = v0; v < v1; ++v) {
+#if AFFINE_V
+    int line = u_affine.z + u_affine.w * o.y;
+    float vw = 1.0;
+#else
     vec2 vt = texelFetch(u_taps_v, entry(v), 0).rg;
-    vec4 line = vec4(0.0);
+    int line = int(vt.x);
+    float vw = vt.y;
+#endif
+    vec4 acc = vec4(0.0);
     for (int h = h0; h < h1; ++h) {
+#if AFFINE_H
+      int position = u_affine.x + u_affine.y * o.x;
+      float hw = 1.0;
+#else
       vec2 ht = texelFetch(u_taps_h, entry(h), 0).rg;
-      ivec2 at = ivec2(int(ht.x), int(vt.x));  // (position along the line, line)
-      line += ht.y * decode(u_origin + (u_columns ? at.yx : at));
+      int position = int(ht.x);
+      float hw = ht.y;
+#endif
+      acc += hw * decode(u_origin + (u_columns ? ivec2(line, position) : ivec2(position, line)));
     }
-    sum += vt.y * line;
+    sum += vw * acc;
   }
   o_rgba = floatBitsToUint(sum);
 }
