@@ -252,6 +252,83 @@ TEST(GlBackend, ProcessorsComeAndGoWithoutLeakingFdsOrThreads) {
   EXPECT_EQ(threads_of_process(), threads);
 }
 
+std::string report(const std::vector<reference::Mismatch>& mismatches) {
+  std::string out;
+  for (const auto& m : mismatches)
+    out += m.where + ": " + std::to_string(m.actual) + " vs " + std::to_string(m.expected) + "\n";
+  return out;
+}
+
+TEST(GlBackend, PboImagesConvertOnGlInPlaceAndMatchTheReference) {
+  GL_PROCESSOR_OR_SKIP(gl);
+  std::mt19937 rng(5);
+  ASSERT_OK_AND_ASSIGN(Tensor src, gl.create_image(320, 240, PixelFormat::Nv12, DType::U8, MemoryKind::Pbo));
+  testing::fill_random(src, rng);
+  ASSERT_OK_AND_ASSIGN(Tensor dst, gl.create_image(224, 224, PixelFormat::PlanarRgb, DType::F32, MemoryKind::Pbo));
+  ConvertOptions o;
+  o.resize = ResizeMode::Letterbox;
+  o.mean = {0.485f, 0.456f, 0.406f, 0};
+  o.std = {0.229f, 0.224f, 0.225f, 1};
+  ASSERT_OK(gl.convert(src, dst, o));
+  const ImageProcessorStats stats = gl.stats();
+  EXPECT_EQ(stats.gl_calls, 1u);
+  EXPECT_EQ(stats.cpu_calls, 0u);
+  EXPECT_EQ(stats.fallbacks, 0u) << stats.last_fallback;
+  EXPECT_EQ(gl.last_backend(), ImageBackend::Gl);
+  EXPECT_EQ(report(reference::compare(src, dst, o, 5, 2.0)), "");
+}
+
+TEST(GlBackend, HostImagesRoundTripThroughGl) {
+  GL_PROCESSOR_OR_SKIP(gl);
+  std::mt19937 rng(6);
+  ASSERT_OK_AND_ASSIGN(Tensor src, Tensor::image(97, 61, PixelFormat::Bgra, MemoryKind::Mem));
+  testing::fill_random(src, rng);
+  ASSERT_OK_AND_ASSIGN(Tensor dst, Tensor::image(50, 40, PixelFormat::Rgb, MemoryKind::Shm));
+  ConvertOptions o;
+  o.rotation = Rotation::Cw90;
+  o.flip = Flip::Horizontal;
+  ASSERT_OK(gl.convert(src, dst, o));
+  EXPECT_EQ(gl.last_backend(), ImageBackend::Gl);
+  EXPECT_EQ(report(reference::compare(src, dst, o, 5, 2.0)), "");
+}
+
+TEST(GlBackend, AConversionGlCannotDoRunsOnTheCpuCountedAndVisible) {
+  GL_PROCESSOR_OR_SKIP(gl);
+  std::mt19937 rng(7);
+  ASSERT_OK_AND_ASSIGN(Tensor image, Tensor::image(64, 48, PixelFormat::Rgb, MemoryKind::Mem));
+  testing::fill_random(image, rng);
+  ASSERT_OK_AND_ASSIGN(Tensor upside_down, image.flip(0));  // rows run upward: GL uploads cannot
+  ASSERT_OK_AND_ASSIGN(Tensor dst, Tensor::image(32, 24, PixelFormat::Grey, MemoryKind::Mem));
+  ASSERT_OK(gl.convert(upside_down, dst));
+  ImageProcessorStats stats = gl.stats();
+  EXPECT_EQ(stats.fallbacks, 1u);
+  EXPECT_EQ(stats.cpu_calls, 1u);
+  EXPECT_EQ(stats.gl_calls, 0u);
+  EXPECT_NE(stats.last_fallback.find("negative pitch"), std::string::npos) << stats.last_fallback;
+  EXPECT_EQ(gl.last_backend(), ImageBackend::Cpu);
+  EXPECT_EQ(report(reference::compare(upside_down, dst, {})), "");
+
+  // A Pbo the CPU holds mapped cannot be used by GL either; the CPU converts it (a nested read).
+  ASSERT_OK_AND_ASSIGN(Tensor pbo, gl.create_image(64, 48, PixelFormat::Rgb, DType::U8, MemoryKind::Pbo));
+  ASSERT_OK(image.copy_to(pbo));
+  ASSERT_OK_AND_ASSIGN(TensorMap held, pbo.map(CpuAccess::Read));
+  ASSERT_OK(gl.convert(pbo, dst));
+  stats = gl.stats();
+  EXPECT_EQ(stats.fallbacks, 2u);
+  EXPECT_NE(stats.last_fallback.find("holds mapped"), std::string::npos) << stats.last_fallback;
+  EXPECT_EQ(report(reference::compare(pbo, dst, {})), "");
+}
+
+TEST(GlBackend, APboImageOfAnotherProcessorIsConvertedThroughTheCpu) {
+  GL_PROCESSOR_OR_SKIP(a);
+  GL_PROCESSOR_OR_SKIP(b);
+  ASSERT_OK_AND_ASSIGN(Tensor src, a.create_image(32, 32, PixelFormat::Rgba, DType::U8, MemoryKind::Pbo));
+  ASSERT_OK_AND_ASSIGN(Tensor dst, Tensor::image(16, 16, PixelFormat::Rgb, MemoryKind::Mem));
+  ASSERT_OK(b.convert(src, dst));
+  EXPECT_EQ(b.stats().fallbacks, 1u);
+  EXPECT_NE(b.stats().last_fallback.find("another processor"), std::string::npos) << b.stats().last_fallback;
+}
+
 TEST(GlUnavailable, WithNoGlDriverAutoSelectionSaysWhyAndAPinnedGlRequestFails) {
   if (!expect_no_gl()) GTEST_SKIP() << "runs as gl_backend_test.no_driver, with the EGL vendor hidden";
   auto pinned = ImageProcessor::create({.threads = 1, .backend = ImageBackend::Gl});
