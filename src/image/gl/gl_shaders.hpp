@@ -164,7 +164,6 @@ float value(int n, int y, out int j) {
   int x = n / CHANNELS;
   j = n - x * CHANNELS;
   x = min(x, u_width - 1);
-  if (MODE == 0) return pixel(x, y)[u_select[j]];
   if (MODE == 1) return luma(pixel(x, y));
   if (MODE == 2 || (MODE == 4 && j == 0)) return u_encode.x + luma(pixel(x, y)) * u_encode.y;
   if (MODE == 3) {
@@ -175,27 +174,46 @@ float value(int n, int y, out int j) {
   return chroma((pixel(e, y) + pixel(e + 1, y)) * 0.5, x & 1);
 }
 
-uint element(int n, int y) {
-  int j;
-  float v = value(n, y, j);
-  if (DTYPE < 2) {
-    uint b = uint(roundEven(clamp(v, 0.0, 255.0)));
-    return DTYPE == 1 ? b ^ 128u : b;
-  }
+// One element of the output dtype from a 0..255 value of output channel j.
+uint encode(float v, int j) {
+#if DTYPE < 2
+  uint b = uint(roundEven(clamp(v, 0.0, 255.0)));
+  return DTYPE == 1 ? b ^ 128u : b;
+#else
   float f = v * u_scale[j] + u_bias[j];
   return DTYPE == 3 ? floatBitsToUint(f) : packHalf2x16(vec2(f, 0.0));
+#endif
 }
+
+const int kSize = DTYPE < 2 ? 1 : (DTYPE == 2 ? 2 : 4);  // bytes per element
+const int kPerWord = 4 / kSize;
+const int kElements = 16 / kSize;
 
 void main() {
   ivec2 o = ivec2(gl_FragCoord.xy);
-  int size = DTYPE < 2 ? 1 : (DTYPE == 2 ? 2 : 4);
-  int per_word = 4 / size;
-  int n = o.x * 4 * per_word;
+  int n0 = o.x * kElements;
+#if MODE == 0
+  // The fragment's elements come from a few consecutive pixels: fetch each once. When whole
+  // pixels fill a fragment its first element is channel 0, which the compiler folds.
+  int x0 = n0 / CHANNELS;
+  const bool kAligned = kElements % CHANNELS == 0;
+  int first = kAligned ? 0 : n0 - x0 * CHANNELS;
+  const int kSpan = kAligned ? kElements / CHANNELS : (kElements + 2 * CHANNELS - 2) / CHANNELS;
+  vec4 px[kSpan];
+  for (int i = 0; i < kSpan; ++i) px[i] = pixel(min(x0 + i, u_width - 1), o.y);
+#endif
   uvec4 words = uvec4(0u);
-  for (int i = 0; i < 4; ++i) {
-    uint word = 0u;
-    for (int k = 0; k < per_word; ++k) word |= element(n++, o.y) << uint(8 * size * k);
-    words[i] = word;
+  for (int k = 0; k < kElements; ++k) {
+    int j;
+#if MODE == 0
+    int e = first + k;
+    int xi = e / CHANNELS;
+    j = e - xi * CHANNELS;
+    float v = px[xi][u_select[j]];
+#else
+    float v = value(n0 + k, o.y, j);
+#endif
+    words[k / kPerWord] |= encode(v, j) << uint(8 * kSize * (k % kPerWord));
   }
   o_bytes = words;
 }
