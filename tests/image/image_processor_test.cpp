@@ -192,6 +192,31 @@ TEST(ImageProcessor, SamplingTheLastPixelsReadsNothingBeyondThePlane) {
   }
 }
 
+// Nearest sampling along rows picks each chunk of 8 outputs with byte shuffles planned per
+// sampling step (up to a few source pixels per output, beyond which it gathers instead);
+// every step, mirrored or not, from an even crop offset, must pick what the reference does.
+TEST(ImageProcessor, NearestSamplingAtEveryStepMatchesTheReference) {
+  std::mt19937 rng(17);
+  auto proc = processor(1);
+  for (PixelFormat format : {PixelFormat::Nv12, PixelFormat::Nv21, PixelFormat::Nv16, PixelFormat::Yuyv,
+                             PixelFormat::Uyvy, PixelFormat::Vyuy}) {
+    ASSERT_OK_AND_ASSIGN(Tensor src, Tensor::image(326, 8, format, MemoryKind::Mem));
+    fill_random(src, rng);
+    for (int64_t width : {161, 107, 80, 64, 53, 45, 33, 17}) {
+      for (Flip flip : {Flip::None, Flip::Horizontal}) {
+        ASSERT_OK_AND_ASSIGN(Tensor dst, Tensor::image(width, 4, PixelFormat::PlanarRgb, MemoryKind::Mem, DType::F32));
+        ConvertOptions o;
+        o.interpolation = Interpolation::Nearest;
+        o.flip = flip;
+        o.crop = Rect{2, 0, 322, 8};
+        ASSERT_OK(proc.convert(src, dst, o));
+        EXPECT_EQ(report(reference::compare(src, dst, o)), "")
+            << to_string(format) << " to width " << width << " flip " << int(flip);
+      }
+    }
+  }
+}
+
 TEST(ImageProcessor, WritesOneImageOfABatchAndLeavesTheOthersAlone) {
   ASSERT_OK_AND_ASSIGN(Tensor batch, Tensor::create({3, 3, 16, 16}, DType::F32, MemoryKind::Mem));
   {

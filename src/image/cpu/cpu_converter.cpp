@@ -72,6 +72,7 @@ void CpuConverter::prepare(const ImageRef& src, const ImageRef& dst, const Rect&
     // Upscaling reuses each resampled line for several output rows: cache them. Downscaling
     // uses a line at most twice: blending the two source lines first halves the resampling.
     cache_lines_ = geometry_.lines < geometry_.content.height;
+    plan_stale_ = true;
   }
   src_ = &src;
   dst_ = &dst;
@@ -85,6 +86,10 @@ void CpuConverter::prepare(const ImageRef& src, const ImageRef& dst, const Rect&
   // Nearest sampling along rows decodes only the pixels the output shows.
   sampled_ = geometry_.horizontal.single_tap && !geometry_.column_lines && !horizontal_identity_ &&
              sampled_rows_supported(src);
+  if (sampled_ && (plan_stale_ || plan_.format != src.format)) {
+    plan_.build(src.format, geometry_.horizontal.index.data(), geometry_.content.width);
+    plan_stale_ = false;
+  }
 
   const auto positions = static_cast<std::size_t>(geometry_.positions);
   const auto content_w = static_cast<std::size_t>(geometry_.content.width);
@@ -195,7 +200,7 @@ void CpuConverter::resample_line(Scratch& s, int64_t line, float* out) {
   const RgbaRows target{out, g.content.width};
   if (sampled_) {
     read_row_sampled(*src_, g.crop.x, g.crop.y + line, g.horizontal.index.data(), g.content.width, coeffs_, alpha_,
-                     target, s.staging.data());
+                     target, s.staging.data(), plan_);
     return;
   }
   if (horizontal_identity_) {
@@ -211,13 +216,13 @@ void CpuConverter::blend_then_resample(Scratch& s, int64_t line, float w, const 
     const int32_t* index = g.horizontal.index.data();
     const int64_t stride = g.content.width;
     if (w == 0.0f) {
-      read_row_sampled(*src_, g.crop.x, g.crop.y + line, index, stride, coeffs_, alpha_, out, s.staging.data());
+      read_row_sampled(*src_, g.crop.x, g.crop.y + line, index, stride, coeffs_, alpha_, out, s.staging.data(), plan_);
       return;
     }
     const RgbaRows a{s.line.data(), stride};
     const RgbaRows b{s.line.data() + 4 * stride, stride};
-    read_row_sampled(*src_, g.crop.x, g.crop.y + line, index, stride, coeffs_, alpha_, a, s.staging.data());
-    read_row_sampled(*src_, g.crop.x, g.crop.y + line + 1, index, stride, coeffs_, alpha_, b, s.staging.data());
+    read_row_sampled(*src_, g.crop.x, g.crop.y + line, index, stride, coeffs_, alpha_, a, s.staging.data(), plan_);
+    read_row_sampled(*src_, g.crop.x, g.crop.y + line + 1, index, stride, coeffs_, alpha_, b, s.staging.data(), plan_);
     for (int c = 0; c < channels_; ++c) kernels::blend_2(a.channel(c), b.channel(c), w, out.channel(c), stride);
     return;
   }
@@ -256,6 +261,13 @@ void CpuConverter::compose_row(Scratch& s, int64_t y, const RgbaRows& row) {
   const AxisTaps& v = g.vertical;
   const int64_t stride = box.width;
   if (v.two_tap && !cache_lines_) {
+    // The next row's source lines load while this one converts: camera frames arrive in DRAM,
+    // and rows pages apart defeat the hardware prefetchers.
+    if (r + 1 < box.height && !g.column_lines) {
+      const int64_t next = v.index[r + 1];
+      prefetch_row(*src_, g.crop.x, g.crop.y + next, g.positions);
+      if (v.weight[r + 1] != 0.0f) prefetch_row(*src_, g.crop.x, g.crop.y + next + 1, g.positions);
+    }
     blend_then_resample(s, v.index[r], v.weight[r], RgbaRows{row.base + box.x, row.stride});
   } else if (v.two_tap) {
     const int64_t l0 = v.index[r];

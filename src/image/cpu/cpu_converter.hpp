@@ -65,6 +65,8 @@ class CpuConverter {
   bool cache_lines_ = false;
   bool sampled_ = false;
   bool copy_bars_ = false;  // padding rows are copied from the first one written
+  SamplePlan plan_;         // nearest sampling along rows, for the format it names
+  bool plan_stale_ = true;
 
   // State of the run in progress.
   const ImageRef* src_ = nullptr;

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "image/image_ref.hpp"
 
@@ -39,6 +40,20 @@ void sampled_semi_planar_to_rgb(const uint8_t* y, const uint8_t* uv, bool vu, co
 /// Nearest-sampled packed 4:2:2 row (`order` as packed_422_to_rgb): pixel i is pixel index[i].
 void sampled_packed_422_to_rgb(const uint8_t* p, int order, const int32_t* index, int64_t n, const ColorCoeffs& c,
                                float* r, float* g, float* b);
+/// One stream of byte shuffles that picks samples out of a row, 8 outputs per chunk: chunk k
+/// loads `windows` 16-byte windows from row + base[k]; window w's control (16 bytes at
+/// control[(k * windows + w) * 16]) names, per output slot, the byte of that window it takes
+/// (0x80: none). The windows' picks ORed fill the chunk's 16 slots.
+struct ShuffleStream {
+  int windows = 0;
+  std::vector<int32_t> base;
+  std::vector<uint8_t> control;
+};
+/// Nearest-sampled YUV rows by shuffles: per chunk k < `chunks`, stream s picks from rows[s]
+/// (reading no byte at or past limits[s] from it) into slots 16 s .. 16 s + 15; Y, U and V of
+/// the chunk's 8 pixels are the 8 slots from slots[0], slots[1] and slots[2].
+void shuffled_yuv_to_rgb(const uint8_t* const* rows, const ShuffleStream* streams, const int64_t* limits,
+                         const int* slots, int64_t chunks, const ColorCoeffs& c, float* r, float* g, float* b);
 /// Interleaved 8-bit pixels of `channels` bytes to float rows; `offsets` give the byte of R, G,
 /// B and A within a pixel (A may be null: not wanted).
 void bytes_to_rgb(const uint8_t* p, int channels, const int* offsets, int64_t n, float* r, float* g, float* b,

@@ -201,8 +201,72 @@ bool sampled_rows_supported(const ImageRef& src) {
   }
 }
 
+void prefetch_row(const ImageRef& src, int64_t x, int64_t y, int64_t n) {
+  const auto info = *pixel_format_info(src.format);
+  for (int i = 0; i < src.plane_count; ++i) {
+    const PlaneRef& p = src.planes[i];
+    const int sx = i == 0 ? 0 : info.chroma_shift_x;
+    const int sy = i == 0 ? 0 : info.chroma_shift_y;
+    const char* begin = reinterpret_cast<const char*>(p.base + (y >> sy) * p.row + (x >> sx) * p.pixel);
+    const int64_t bytes = ((n + (1 << sx) - 1) >> sx) * p.pixel;
+    for (int64_t b = 0; b < bytes; b += 64) __builtin_prefetch(begin + b);
+    __builtin_prefetch(begin + bytes - 1);
+  }
+}
+
+void SamplePlan::build(PixelFormat source, const int32_t* index, int64_t n) {
+  format = source;
+  chunks = 0;
+  const bool packed = source == PixelFormat::Yuyv || source == PixelFormat::Uyvy || source == PixelFormat::Vyuy;
+  const bool semi = source == PixelFormat::Nv12 || source == PixelFormat::Nv21 || source == PixelFormat::Nv16;
+  if (!packed && !semi) return;
+  const int* pos = packed_positions(source);
+  const int vu = source == PixelFormat::Nv21 ? 1 : 0;
+  // Byte offset, from its stream's row start, of what slot `slot` of stream `s` takes for
+  // output i; -1 for an unused slot. Semi-planar: Y | U, V from the chroma row; packed: Y, U | V.
+  const auto offset = [&](int s, int slot, int64_t i) -> int64_t {
+    const int32_t at = index[i];
+    if (semi) return s == 0 ? (slot < 8 ? at : -1) : (at & ~1) + (slot < 8 ? vu : 1 - vu);
+    const int64_t macro = 4 * (at >> 1);
+    if (s == 1) return slot < 8 ? macro + pos[3] : -1;
+    return slot < 8 ? macro + pos[(at & 1) ? 2 : 0] : macro + pos[1];
+  };
+  slots = semi ? std::array<int, 3>{0, 16, 24} : std::array<int, 3>{0, 8, 16};
+  constexpr int kMaxWindows = 4;
+  const int64_t count = n / 8;
+  for (int s = 0; s < 2; ++s) {
+    kernels::ShuffleStream& stream = streams[s];
+    stream.base.assign(static_cast<std::size_t>(count), 0);
+    stream.windows = 1;
+    for (int64_t k = 0; k < count; ++k) {
+      int64_t lo = INT64_MAX, hi = 0;
+      for (int slot = 0; slot < 16; ++slot) {
+        const int64_t o = offset(s, slot, 8 * k + slot % 8);
+        if (o < 0) continue;
+        lo = std::min(lo, o);
+        hi = std::max(hi, o);
+      }
+      stream.base[static_cast<std::size_t>(k)] = static_cast<int32_t>(lo);
+      stream.windows = std::max(stream.windows, static_cast<int>((hi - lo) / 16 + 1));
+    }
+    if (stream.windows > kMaxWindows) return;
+    const int64_t bytes = 16 * stream.windows;
+    stream.control.assign(static_cast<std::size_t>(count * bytes), 0x80);
+    for (int64_t k = 0; k < count; ++k) {
+      for (int slot = 0; slot < 16; ++slot) {
+        const int64_t o = offset(s, slot, 8 * k + slot % 8);
+        if (o < 0) continue;
+        const int64_t d = o - stream.base[static_cast<std::size_t>(k)];
+        stream.control[static_cast<std::size_t>(k * bytes + (d / 16) * 16 + slot)] = static_cast<uint8_t>(d % 16);
+      }
+    }
+  }
+  chunks = count;
+}
+
 void read_row_sampled(const ImageRef& src, int64_t x, int64_t y, const int32_t* index, int64_t n,
-                      const ColorCoeffs& coeffs, bool alpha, const RgbaRows& out, uint8_t* staging) {
+                      const ColorCoeffs& coeffs, bool alpha, const RgbaRows& out, uint8_t* staging,
+                      const SamplePlan& plan) {
   const auto& p = src.planes;
   auto row_ptr = [&](int plane, int64_t px, int64_t py) {
     return reinterpret_cast<const uint8_t*>(p[plane].base + py * p[plane].row + px * p[plane].pixel);
@@ -215,15 +279,24 @@ void read_row_sampled(const ImageRef& src, int64_t x, int64_t y, const int32_t* 
   float* r = out.channel(0);
   float* g = out.channel(1);
   float* b = out.channel(2);
+  // The plan's chunks first (rows[s] may be read up to `limit` bytes); returns the outputs done.
+  const auto shuffled = [&](const uint8_t* const* rows, int64_t limit) -> int64_t {
+    if (plan.format != src.format || plan.chunks == 0) return 0;
+    const int64_t limits[2] = {limit, limit};
+    kernels::shuffled_yuv_to_rgb(rows, plan.streams.data(), limits, plan.slots.data(), plan.chunks, coeffs, r, g, b);
+    return 8 * plan.chunks;
+  };
   switch (src.format) {
     case PixelFormat::Nv12:
     case PixelFormat::Nv21:
     case PixelFormat::Nv16: {
       const int64_t cy = src.format == PixelFormat::Nv16 ? y : y >> 1;
+      const uint8_t* rows[2] = {row_ptr(0, x, y), row_ptr(1, x >> 1, cy)};
+      const int64_t done = shuffled(rows, src.width - x);
       // The kernel reads 4 bytes per sample; the last ones of the image row go byte by byte.
       const auto limit = static_cast<int32_t>(src.width - x - 4);
-      kernels::sampled_semi_planar_to_rgb(row_ptr(0, x, y), row_ptr(1, x >> 1, cy), src.format == PixelFormat::Nv21,
-                                          index, n, limit, coeffs, r, g, b);
+      kernels::sampled_semi_planar_to_rgb(rows[0], rows[1], src.format == PixelFormat::Nv21, index + done, n - done,
+                                          limit, coeffs, r + done, g + done, b + done);
       return;
     }
     case PixelFormat::Nv24: {
@@ -249,13 +322,16 @@ void read_row_sampled(const ImageRef& src, int64_t x, int64_t y, const int32_t* 
     }
     case PixelFormat::Yuyv:
     case PixelFormat::Uyvy:
-    case PixelFormat::Vyuy:
-      kernels::sampled_packed_422_to_rgb(row_ptr(0, x, y),
+    case PixelFormat::Vyuy: {
+      const uint8_t* rows[2] = {row_ptr(0, x, y), row_ptr(0, x, y)};
+      const int64_t done = shuffled(rows, 2 * (src.width - x));
+      kernels::sampled_packed_422_to_rgb(rows[0],
                                          src.format == PixelFormat::Yuyv   ? 0
                                          : src.format == PixelFormat::Uyvy ? 1
                                                                            : 2,
-                                         index, n, coeffs, r, g, b);
+                                         index + done, n - done, coeffs, r + done, g + done, b + done);
       return;
+    }
     default: {
       const int channels = pixel_format_info(src.format)->plane_bytes_per_pixel[0];
       const auto off = rgb_offsets(src.format);

@@ -6,6 +6,7 @@
 #include <array>
 #include <cstdint>
 
+#include "image/cpu/kernels.hpp"
 #include "image/image_ref.hpp"
 
 namespace memhal::detail {
@@ -28,11 +29,30 @@ void read_row(const ImageRef& src, int64_t x, int64_t y, int64_t n, const ColorC
 /// Whether `read_row_sampled` serves this source (its format and strides).
 bool sampled_rows_supported(const ImageRef& src);
 
+/// The byte shuffles that pick the samples of nearest sampling along rows of one source
+/// format, 8 outputs per chunk (see kernels::ShuffleStream). Built once per geometry; no
+/// chunks where the format or the sampling step (beyond about 4 source pixels per output)
+/// does not suit.
+struct SamplePlan {
+  PixelFormat format = PixelFormat::Rgb;
+  int64_t chunks = 0;
+  std::array<kernels::ShuffleStream, 2> streams;
+  std::array<int, 3> slots{};
+
+  /// Plans outputs index[0 .. n) for sources of `source`; reuses the vectors' capacity.
+  void build(PixelFormat source, const int32_t* index, int64_t n);
+};
+
 /// Decodes only the pixels `x + index[i]`, i < n, of source row `y` (nearest sampling along the
-/// row: decoding costs what the output needs, not what the source holds). `staging` holds 3 * n
-/// bytes.
+/// row: decoding costs what the output needs, not what the source holds), by `plan` where it
+/// was built for these indices and this format. `staging` holds 3 * n bytes.
 void read_row_sampled(const ImageRef& src, int64_t x, int64_t y, const int32_t* index, int64_t n,
-                      const ColorCoeffs& coeffs, bool alpha, const RgbaRows& out, uint8_t* staging);
+                      const ColorCoeffs& coeffs, bool alpha, const RgbaRows& out, uint8_t* staging,
+                      const SamplePlan& plan);
+
+/// Asks the cache for the bytes of source row `y`, columns [x, x + n), every plane, ahead of
+/// the read: rows several pages apart defeat the hardware prefetchers.
+void prefetch_row(const ImageRef& src, int64_t x, int64_t y, int64_t n);
 
 /// Decodes `n` pixels of source column `x` from row `y` into `out`.
 void read_column(const ImageRef& src, int64_t x, int64_t y, int64_t n, const ColorCoeffs& coeffs, bool alpha,
