@@ -113,7 +113,12 @@ struct ImageProcessorStats {
   uint64_t gl_calls = 0;      ///< conversions the GL backend ran
   uint64_t cpu_calls = 0;     ///< conversions the CPU backend ran (fallbacks included)
   uint64_t fallbacks = 0;     ///< conversions a GL processor handed to the CPU backend
-  std::string last_fallback;  ///< why the latest fallback happened ("GL: f16 output")
+  std::string last_fallback;  ///< why the latest fallback happened ("gl: ...")
+  /// DMA-BUF planes the GL backend imported through EGL (a cached buffer is imported once).
+  uint64_t dma_buf_imports = 0;
+  /// Why the GL backend uploads DmaBuf sources instead of importing them (no
+  /// EGL_EXT_image_dma_buf_import, or the EGL error of a refused import); empty otherwise.
+  std::string dma_buf_import_note;
 };
 
 class MEMHAL_EXPORT ImageProcessor {

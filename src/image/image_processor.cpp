@@ -261,7 +261,14 @@ std::optional<ImageBackend> ImageProcessor::last_backend() const {
 
 ImageProcessorStats ImageProcessor::stats() const {
   std::lock_guard lock(impl_->mutex);
-  return impl_->stats;
+  ImageProcessorStats stats = impl_->stats;
+#if MEMHAL_WITH_GL
+  if (impl_->gl) {
+    stats.dma_buf_imports = impl_->gl->dma_buf_imports();
+    stats.dma_buf_import_note = impl_->gl->dma_buf_import_note();
+  }
+#endif
+  return stats;
 }
 
 const GlDriverInfo* ImageProcessor::gl_driver() const noexcept {

@@ -329,6 +329,46 @@ TEST(GlBackend, APboImageOfAnotherProcessorIsConvertedThroughTheCpu) {
   EXPECT_NE(b.stats().last_fallback.find("another processor"), std::string::npos) << b.stats().last_fallback;
 }
 
+TEST(GlBackend, WithoutDmaBufImportTheProcessorSaysDmaBufSourcesAreUploaded) {
+  GL_PROCESSOR_OR_SKIP(gl);
+  if (gl.gl_driver()->dma_buf_import) GTEST_SKIP() << "this driver imports DMA-BUFs";
+  EXPECT_NE(gl.stats().dma_buf_import_note.find("EGL_EXT_image_dma_buf_import"), std::string::npos)
+      << gl.stats().dma_buf_import_note;
+  EXPECT_EQ(gl.stats().dma_buf_imports, 0u);
+}
+
+// Runs where EGL imports DMA-BUFs and a DMA heap exists (a GPU machine); Debian 12's llvmpipe
+// has no EGL_EXT_image_dma_buf_import, so on CI and this project's host it skips saying so.
+TEST(GlBackend, ADmaBufFrameIsImportedOncePerBufferAndSampledInPlace) {
+  GL_PROCESSOR_OR_SKIP(gl);
+  if (!gl.gl_driver()->dma_buf_import) {
+    GTEST_SKIP() << "GL driver " << gl.gl_driver()->renderer
+                 << " does not advertise EGL_EXT_image_dma_buf_import (Debian 12's llvmpipe does not)";
+  }
+  if (!is_available(MemoryKind::DmaBuf)) {
+    GTEST_SKIP() << "no DMA-BUF to import here: " << availability(MemoryKind::DmaBuf).reason;
+  }
+  std::mt19937 rng(8);
+  ASSERT_OK_AND_ASSIGN(Tensor frame, Tensor::image(320, 240, PixelFormat::Nv12, MemoryKind::DmaBuf));
+  ASSERT_OK_AND_ASSIGN(Tensor dst, Tensor::image(160, 120, PixelFormat::Rgb, MemoryKind::Mem));
+  for (int round = 0; round < 3; ++round) {
+    testing::fill_random(frame, rng);  // new content each frame: the import must not be stale
+    ASSERT_OK(gl.convert(frame, dst));
+    EXPECT_EQ(gl.last_backend(), ImageBackend::Gl);
+    EXPECT_EQ(report(reference::compare(frame, dst, {}, 5, 2.0)), "") << "round " << round;
+  }
+  EXPECT_EQ(gl.stats().dma_buf_imports, 2u) << gl.stats().dma_buf_import_note;  // Y and UV, once
+  {
+    ASSERT_OK_AND_ASSIGN(Tensor other, Tensor::image(640, 480, PixelFormat::Nv12, MemoryKind::DmaBuf));
+    testing::fill_random(other, rng);
+    ASSERT_OK(gl.convert(other, dst));
+    EXPECT_EQ(report(reference::compare(other, dst, {}, 5, 2.0)), "");
+    EXPECT_EQ(gl.stats().dma_buf_imports, 4u);
+  }
+  ASSERT_OK(gl.convert(frame, dst));
+  EXPECT_EQ(gl.stats().dma_buf_imports, 4u);
+}
+
 TEST(GlUnavailable, WithNoGlDriverAutoSelectionSaysWhyAndAPinnedGlRequestFails) {
   if (!expect_no_gl()) GTEST_SKIP() << "runs as gl_backend_test.no_driver, with the EGL vendor hidden";
   auto pinned = ImageProcessor::create({.threads = 1, .backend = ImageBackend::Gl});

@@ -23,6 +23,55 @@ constexpr uint64_t kDrmFormatModLinear = 0;
 // A buffer holds at most this many planes; more entries for one buffer are stale geometry.
 constexpr std::size_t kEntriesPerBuffer = 4;
 
+// One triangle covering the target; each fragment copies one byte, b/255 back to b.
+constexpr const char* kCopyVertex = R"(#version 300 es
+void main() {
+  vec2 p = vec2(float((gl_VertexID & 1) << 2) - 1.0, float((gl_VertexID & 2) << 1) - 1.0);
+  gl_Position = vec4(p, 0.0, 1.0);
+}
+)";
+constexpr const char* kCopyFragment = R"(#version 300 es
+precision highp float;
+uniform highp sampler2D u_bytes;
+layout(location = 0) out highp uvec4 o_byte;
+void main() {
+  o_byte = uvec4(uint(texelFetch(u_bytes, ivec2(gl_FragCoord.xy), 0).r * 255.0 + 0.5), 0u, 0u, 1u);
+}
+)";
+
+Result<GLuint> compile(GLenum stage, const char* source) {
+  const GLuint shader = glCreateShader(stage);
+  glShaderSource(shader, 1, &source, nullptr);
+  glCompileShader(shader);
+  GLint ok = GL_FALSE;
+  glGetShaderiv(shader, GL_COMPILE_STATUS, &ok);
+  if (ok == GL_TRUE) return shader;
+  char log[1024] = {};
+  glGetShaderInfoLog(shader, sizeof log, nullptr, log);
+  glDeleteShader(shader);
+  return fail(ErrorCode::Unavailable, "DMA-BUF import: the byte-copy shader does not compile: ", log);
+}
+
+Result<GLuint> copy_program() {
+  MEMHAL_ASSIGN_OR_RETURN(const GLuint vertex, compile(GL_VERTEX_SHADER, kCopyVertex));
+  auto fragment = compile(GL_FRAGMENT_SHADER, kCopyFragment);
+  if (!fragment) {
+    glDeleteShader(vertex);
+    return unexpected(fragment.error());
+  }
+  const GLuint program = glCreateProgram();
+  glAttachShader(program, vertex);
+  glAttachShader(program, *fragment);
+  glLinkProgram(program);
+  glDeleteShader(vertex);
+  glDeleteShader(*fragment);
+  GLint ok = GL_FALSE;
+  glGetProgramiv(program, GL_LINK_STATUS, &ok);
+  if (ok == GL_TRUE) return program;
+  glDeleteProgram(program);
+  return fail(ErrorCode::Unavailable, "DMA-BUF import: the byte-copy program does not link");
+}
+
 }  // namespace
 
 Result<std::unique_ptr<DmaBufImporter>> DmaBufImporter::create(GlContext& context) {
@@ -38,19 +87,26 @@ Result<std::unique_ptr<DmaBufImporter>> DmaBufImporter::create(GlContext& contex
     return fail(ErrorCode::Unavailable, "GL driver ", context.info().renderer,
                 " lacks eglCreateImageKHR or glEGLImageTargetTexture2DOES (EGL_KHR_image_base, GL_OES_EGL_image)");
   }
-  return std::unique_ptr<DmaBufImporter>(new DmaBufImporter(context, context.info().dma_buf_import_modifiers,
-                                                            create_image, destroy_image, target_texture));
+  MEMHAL_ASSIGN_OR_RETURN(const GLuint program, copy_program());
+  std::unique_ptr<DmaBufImporter> importer(new DmaBufImporter(context, context.info().dma_buf_import_modifiers,
+                                                              create_image, destroy_image, target_texture));
+  importer->program_ = program;
+  glGenVertexArrays(1, &importer->vao_);
+  return importer;
 }
 
 DmaBufImporter::~DmaBufImporter() {
   for (Entry& entry : entries_) release(entry);
+  glDeleteProgram(program_);
+  glDeleteVertexArrays(1, &vao_);
 }
 
 void DmaBufImporter::release(Entry& entry) {
+  if (entry.framebuffer != 0) glDeleteFramebuffers(1, &entry.framebuffer);
+  if (entry.bytes != 0) glDeleteTextures(1, &entry.bytes);
   if (entry.texture != 0) glDeleteTextures(1, &entry.texture);
   if (entry.image != EGL_NO_IMAGE_KHR) destroy_image_(context_.display(), entry.image);
-  entry.texture = 0;
-  entry.image = EGL_NO_IMAGE_KHR;
+  entry = Entry{};
 }
 
 void DmaBufImporter::collect() {
@@ -65,22 +121,39 @@ void DmaBufImporter::collect() {
 
 Result<GLuint> DmaBufImporter::texture(const DmaBufPlane& plane) {
   collect();
-  const int fd = plane.storage->fd();
-  if (fd < 0)
+  if (plane.storage->fd() < 0) {
     return fail(ErrorCode::InvalidArgument, "DMA-BUF import of a ", to_string(plane.storage->kind()),
-                " buffer without an fd");
+                " buffer, which has no fd");
+  }
   if (plane.row_bytes > INT_MAX || plane.rows > INT_MAX || plane.offset > INT_MAX || plane.pitch > INT_MAX ||
       plane.pitch <= 0) {
     return fail(ErrorCode::InvalidArgument, "DMA-BUF plane ", plane.row_bytes, "x", plane.rows, " at offset ",
                 plane.offset, " pitch ", plane.pitch, " cannot be described to EGL");
   }
-  for (Entry& entry : entries_) {
-    if (entry.key != plane.storage.get()) continue;
-    if (entry.offset == plane.offset && entry.pitch == plane.pitch && entry.row_bytes == plane.row_bytes &&
-        entry.rows == plane.rows) {
-      return entry.texture;
+  for (const Entry& entry : entries_) {
+    if (entry.key == plane.storage.get() && entry.offset == plane.offset && entry.pitch == plane.pitch &&
+        entry.row_bytes == plane.row_bytes && entry.rows == plane.rows) {
+      MEMHAL_TRY(copy_bytes(entry));
+      return entry.bytes;
     }
   }
+  MEMHAL_ASSIGN_OR_RETURN(Entry entry, import(plane));
+  // The same plane of the buffer at another geometry: the old import no longer describes it.
+  // Beyond one entry per plane, the oldest of this buffer is stale too.
+  std::size_t of_buffer = 0;
+  for (auto it = entries_.rbegin(); it != entries_.rend(); ++it) {
+    if (it->key != plane.storage.get()) continue;
+    if (it->offset == plane.offset || ++of_buffer >= kEntriesPerBuffer) release(*it);
+  }
+  entries_.erase(std::remove_if(entries_.begin(), entries_.end(), [](const Entry& e) { return e.texture == 0; }),
+                 entries_.end());
+  entries_.push_back(entry);
+  ++imports_;
+  MEMHAL_TRY(copy_bytes(entry));
+  return entry.bytes;
+}
+
+Result<DmaBufImporter::Entry> DmaBufImporter::import(const DmaBufPlane& plane) {
   std::vector<EGLint> attribs = {EGL_WIDTH,
                                  static_cast<EGLint>(plane.row_bytes),
                                  EGL_HEIGHT,
@@ -88,7 +161,7 @@ Result<GLuint> DmaBufImporter::texture(const DmaBufPlane& plane) {
                                  EGL_LINUX_DRM_FOURCC_EXT,
                                  static_cast<EGLint>(kDrmFormatR8),
                                  EGL_DMA_BUF_PLANE0_FD_EXT,
-                                 fd,
+                                 plane.storage->fd(),
                                  EGL_DMA_BUF_PLANE0_OFFSET_EXT,
                                  static_cast<EGLint>(plane.offset),
                                  EGL_DMA_BUF_PLANE0_PITCH_EXT,
@@ -107,35 +180,57 @@ Result<GLuint> DmaBufImporter::texture(const DmaBufPlane& plane) {
                 plane.rows, " pitch ", plane.pitch, " offset ", plane.offset,
                 ") failed: ", egl_error_name(eglGetError()));
   }
+  // texelFetch reads only complete textures: one level, nearest filtering, for both.
+  auto nearest = [] {
+    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_NEAREST);
+    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_NEAREST);
+  };
   glGenTextures(1, &entry.texture);
   glBindTexture(GL_TEXTURE_2D, entry.texture);
   target_texture_(GL_TEXTURE_2D, static_cast<GLeglImageOES>(entry.image));
-  glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_NEAREST);
-  glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_NEAREST);
+  nearest();
+  glGenTextures(1, &entry.bytes);
+  glBindTexture(GL_TEXTURE_2D, entry.bytes);
+  glTexStorage2D(GL_TEXTURE_2D, 1, GL_R8UI, static_cast<GLsizei>(plane.row_bytes), static_cast<GLsizei>(plane.rows));
+  nearest();
   glBindTexture(GL_TEXTURE_2D, 0);
-  if (const GLenum error = glGetError(); error != GL_NO_ERROR) {
+  glGenFramebuffers(1, &entry.framebuffer);
+  glBindFramebuffer(GL_FRAMEBUFFER, entry.framebuffer);
+  glFramebufferTexture2D(GL_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_TEXTURE_2D, entry.bytes, 0);
+  const GLenum status = glCheckFramebufferStatus(GL_FRAMEBUFFER);
+  glBindFramebuffer(GL_FRAMEBUFFER, 0);
+  const GLenum error = glGetError();
+  if (error != GL_NO_ERROR || status != GL_FRAMEBUFFER_COMPLETE) {
     release(entry);
-    return fail(ErrorCode::Unavailable,
-                "glEGLImageTargetTexture2DOES of a DMA-BUF plane failed: ", gl_error_name(error));
+    return fail(ErrorCode::Unavailable, "binding an imported DMA-BUF plane to GL failed: ", gl_error_name(error),
+                status != GL_FRAMEBUFFER_COMPLETE ? " (byte framebuffer incomplete)" : "");
   }
-  // The same plane of the buffer at another geometry: the old import no longer describes it.
-  // Beyond one entry per plane, the oldest of this buffer is stale too.
-  std::size_t of_buffer = 0;
-  for (auto it = entries_.rbegin(); it != entries_.rend(); ++it) {
-    if (it->key != plane.storage.get()) continue;
-    if (it->offset == plane.offset || ++of_buffer >= kEntriesPerBuffer) release(*it);
-  }
-  entries_.erase(std::remove_if(entries_.begin(), entries_.end(), [](const Entry& e) { return e.texture == 0; }),
-                 entries_.end());
   entry.storage = plane.storage;
   entry.key = plane.storage.get();
   entry.offset = plane.offset;
   entry.pitch = plane.pitch;
   entry.row_bytes = plane.row_bytes;
   entry.rows = plane.rows;
-  entries_.push_back(entry);
-  ++imports_;
-  return entry.texture;
+  return entry;
+}
+
+Result<void> DmaBufImporter::copy_bytes(const Entry& entry) {
+  glBindFramebuffer(GL_FRAMEBUFFER, entry.framebuffer);
+  glViewport(0, 0, static_cast<GLsizei>(entry.row_bytes), static_cast<GLsizei>(entry.rows));
+  glUseProgram(program_);
+  glActiveTexture(GL_TEXTURE0);
+  glBindTexture(GL_TEXTURE_2D, entry.texture);
+  glUniform1i(glGetUniformLocation(program_, "u_bytes"), 0);
+  glBindVertexArray(vao_);
+  glDrawArrays(GL_TRIANGLES, 0, 3);
+  glBindVertexArray(0);
+  glBindTexture(GL_TEXTURE_2D, 0);
+  glUseProgram(0);
+  glBindFramebuffer(GL_FRAMEBUFFER, 0);
+  if (const GLenum error = glGetError(); error != GL_NO_ERROR) {
+    return fail(ErrorCode::Unavailable, "copying an imported DMA-BUF plane on the GPU failed: ", gl_error_name(error));
+  }
+  return {};
 }
 
 }  // namespace memhal::detail::gl

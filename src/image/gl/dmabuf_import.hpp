@@ -4,6 +4,10 @@
 // way (as GStreamer's glupload does) — so every pixel format becomes bytes the converter
 // decodes itself, and no driver support for YUV sampling is needed.
 //
+// The imported texture is unsigned normalised (a byte b reads as b/255); the converter decodes
+// integer byte textures, so each call copies the plane on the GPU into an R8UI texture kept
+// with the import (one small draw, no CPU access to the frame).
+//
 // Imports are cached per buffer: a camera's ring of N buffers is imported N times, not once a
 // frame. An entry is dropped when its buffer is freed, and replaced when the same buffer is
 // seen with another plane geometry.
@@ -48,9 +52,10 @@ class DmaBufImporter {
   DmaBufImporter(const DmaBufImporter&) = delete;
   DmaBufImporter& operator=(const DmaBufImporter&) = delete;
 
-  /// A GL_TEXTURE_2D (R8, unsigned normalised: texel = byte / 255) over the plane's bytes,
-  /// imported on first use and cached. On the GL thread. `Unavailable` naming the EGL error when
-  /// the driver refuses the import (a size, pitch or offset it cannot sample).
+  /// A GL_TEXTURE_2D (R8UI: texel (x, y) = byte x of row y) holding the plane's bytes as they
+  /// are now, copied on the GPU from the plane's EGLImage (imported on first use, cached). On the
+  /// GL thread. `Unavailable` naming the EGL or GL error when the driver refuses the import (a
+  /// size, pitch or offset it cannot sample).
   Result<GLuint> texture(const DmaBufPlane& plane);
 
   /// EGL images created since the importer was made (a cache hit creates none).
@@ -64,7 +69,9 @@ class DmaBufImporter {
     const Storage* key = nullptr;
     int64_t offset = 0, pitch = 0, row_bytes = 0, rows = 0;
     EGLImageKHR image = EGL_NO_IMAGE_KHR;
-    GLuint texture = 0;
+    GLuint texture = 0;      // R8 over the EGLImage
+    GLuint bytes = 0;        // R8UI copy the converter samples
+    GLuint framebuffer = 0;  // renders into `bytes`
   };
 
   DmaBufImporter(GlContext& context, bool modifiers, PFNEGLCREATEIMAGEKHRPROC create_image,
@@ -76,6 +83,8 @@ class DmaBufImporter {
         target_texture_(target_texture) {}
   void release(Entry& entry);
   void collect();
+  Result<Entry> import(const DmaBufPlane& plane);
+  Result<void> copy_bytes(const Entry& entry);
 
   GlContext& context_;
   bool modifiers_;
@@ -84,6 +93,8 @@ class DmaBufImporter {
   PFNGLEGLIMAGETARGETTEXTURE2DOESPROC target_texture_;
   std::vector<Entry> entries_;
   uint64_t imports_ = 0;
+  GLuint program_ = 0;  // the unorm -> integer copy
+  GLuint vao_ = 0;
 };
 
 }  // namespace memhal::detail::gl

@@ -5,6 +5,7 @@
 #include <variant>
 
 #include "core/strings.hpp"
+#include "image/gl/dmabuf_import.hpp"
 #include "image/gl/gl_context.hpp"
 #include "image/gl/gl_converter.hpp"
 #include "image/gl/pbo_storage.hpp"
@@ -30,7 +31,7 @@ struct Operand {
 // Pbo images of this context are used in place; anything else host-mappable is mapped. A Pbo
 // the CPU holds mapped, or one of another processor, cannot be used by this context.
 Result<std::variant<Operand, std::string>> bind(const Tensor& tensor, const ImageGeometry& g, CpuAccess access,
-                                                const GlContext& context, const char* role) {
+                                                const GlContext& context, const char* role, bool map_host = true) {
   Operand op;
   op.image.format = g.format;
   op.image.dtype = g.dtype;
@@ -47,7 +48,7 @@ Result<std::variant<Operand, std::string>> bind(const Tensor& tensor, const Imag
     if (pbo->mapped()) return cat(role, " '", tensor.name(), "' is a Pbo image the CPU holds mapped");
     op.image.planes[i].buffer = pbo->buffer();
   }
-  if (tensor.memory() != MemoryKind::Pbo) {
+  if (tensor.memory() != MemoryKind::Pbo && map_host) {
     MEMHAL_ASSIGN_OR_RETURN(TensorMap map, tensor.map(access));
     for (int i = 0; i < g.plane_count; ++i) {
       const PlaneGeometry& p = g.planes[i];
@@ -60,14 +61,51 @@ Result<std::variant<Operand, std::string>> bind(const Tensor& tensor, const Imag
   return op;
 }
 
+// The planes of a DmaBuf image as EGL imports them: whole byte rows of each plane. Empty for a
+// layout whose rows are not contiguous bytes (a strided view); that one is mapped and uploaded.
+std::optional<std::array<DmaBufPlane, kMaxPlanes>> dma_buf_planes(const Tensor& tensor, const ImageGeometry& g) {
+  std::array<DmaBufPlane, kMaxPlanes> planes{};
+  const auto info = *pixel_format_info(g.format);
+  const auto& buffers = TensorAccess::buffers(tensor);
+  for (int i = 0; i < g.plane_count; ++i) {
+    const PlaneGeometry& p = g.planes[i];
+    DmaBufPlane& d = planes[i];
+    d.storage = buffers[p.buffer];
+    d.offset = p.offset;
+    d.pitch = p.row;
+    if (g.multi_plane) {
+      const PlaneLayout& l = tensor.layout().planes()[i];
+      d.row_bytes = l.row_bytes;
+      d.rows = l.height;
+    } else {
+      const bool packed = p.comp == 0 ? p.pixel == 1 : (p.comp == 1 && p.pixel == info.plane_bytes_per_pixel[0]);
+      if (!packed || p.row <= 0) return std::nullopt;
+      d.row_bytes = g.width * p.pixel;
+      d.rows = g.height;
+    }
+    if (d.storage == nullptr || d.storage->fd() < 0) return std::nullopt;
+  }
+  return planes;
+}
+
 }  // namespace
 
 GlBackend::GlBackend(std::shared_ptr<GlContext> context, std::unique_ptr<GlConverter> converter)
-    : context_(std::move(context)), converter_(std::move(converter)), driver_(describe(*context_)) {}
+    : context_(std::move(context)), converter_(std::move(converter)), driver_(describe(*context_)) {
+  auto importer = context_->run([this] { return DmaBufImporter::create(*context_); });
+  if (importer) {
+    importer_ = std::move(*importer);
+  } else {
+    import_note_ = importer.error().message();
+  }
+}
 
 GlBackend::~GlBackend() {
   // GL objects die on the GL thread; the context goes when the last Pbo map lets it.
-  context_->run([this] { converter_.reset(); });
+  context_->run([this] {
+    importer_.reset();
+    converter_.reset();
+  });
 }
 
 GlDriverInfo GlBackend::describe(const GlContext& context) {
@@ -110,19 +148,40 @@ Result<std::optional<std::string>> GlBackend::convert(const Tensor& src, const I
                                                       const ImageGeometry& dst_geometry, const Rect& crop,
                                                       const ConvertOptions& options) {
   if (context_->lost()) return fail(ErrorCode::Unavailable, "GL backend: the GL context was lost (GPU reset)");
-  MEMHAL_ASSIGN_OR_RETURN(auto in, bind(src, src_geometry, CpuAccess::Read, *context_, "source"));
+  std::optional<std::array<DmaBufPlane, kMaxPlanes>> imported;
+  if (importer_ && src.memory() == MemoryKind::DmaBuf) imported = dma_buf_planes(src, src_geometry);
+  MEMHAL_ASSIGN_OR_RETURN(auto in, bind(src, src_geometry, CpuAccess::Read, *context_, "source", !imported));
   if (auto* why = std::get_if<std::string>(&in)) return std::optional<std::string>(std::move(*why));
   MEMHAL_ASSIGN_OR_RETURN(auto out, bind(dst, dst_geometry, CpuAccess::Write, *context_, "destination"));
   if (auto* why = std::get_if<std::string>(&out)) return std::optional<std::string>(std::move(*why));
-  const GlImage& s = std::get<Operand>(in).image;
+  GlImage& s = std::get<Operand>(in).image;
   const GlImage& d = std::get<Operand>(out).image;
   if (auto why = converter_->unsupported(s, d, options)) return why;
+  if (imported) {
+    auto textures = context_->run([&]() -> Result<void> {
+      for (int i = 0; i < s.plane_count; ++i) {
+        MEMHAL_ASSIGN_OR_RETURN(s.planes[i].texture, importer_->texture((*imported)[i]));
+      }
+      return {};
+    });
+    if (!textures) {
+      // The driver refused this buffer: upload it through a CPU mapping instead, and say why.
+      import_note_ = textures.error().message();
+      MEMHAL_ASSIGN_OR_RETURN(in, bind(src, src_geometry, CpuAccess::Read, *context_, "source"));
+      if (auto* why = std::get_if<std::string>(&in)) return std::optional<std::string>(std::move(*why));
+    }
+  }
+  const GlImage& source = std::get<Operand>(in).image;
   auto done = context_->run([&]() -> Result<void> {
-    MEMHAL_TRY(converter_->run(s, d, crop, options));
+    MEMHAL_TRY(converter_->run(source, d, crop, options));
     return context_->check_reset();
   });
   if (!done) return unexpected(done.error());
   return std::optional<std::string>();
+}
+
+uint64_t GlBackend::dma_buf_imports() const {
+  return importer_ ? context_->run([this] { return importer_->imports(); }) : 0;
 }
 
 }  // namespace memhal::detail::gl

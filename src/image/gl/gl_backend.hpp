@@ -15,6 +15,7 @@ namespace memhal::detail::gl {
 
 class GlContext;
 class GlConverter;
+class DmaBufImporter;
 
 class GlBackend {
  public:
@@ -32,6 +33,12 @@ class GlBackend {
   /// A zeroed Pbo tensor of `layout` (dense from offset 0, one buffer) in this context.
   Result<Tensor> create_image(Layout layout, std::string notes) const;
 
+  /// DMA-BUF planes imported into GL so far (a cached buffer is imported once). GL thread hop.
+  uint64_t dma_buf_imports() const;
+  /// Why DmaBuf sources are uploaded rather than imported ("... does not advertise
+  /// EGL_EXT_image_dma_buf_import", or the EGL error of the latest refused import); empty if not.
+  const std::string& dma_buf_import_note() const noexcept { return import_note_; }
+
   /// Converts `src` into `dst` on GL. The empty optional means done; a string is why GL cannot
   /// do this one (the caller converts on the CPU); an error means GL failed. Not reentrant.
   Result<std::optional<std::string>> convert(const Tensor& src, const ImageGeometry& src_geometry, Tensor& dst,
@@ -43,7 +50,9 @@ class GlBackend {
 
   std::shared_ptr<GlContext> context_;
   std::unique_ptr<GlConverter> converter_;
+  std::unique_ptr<DmaBufImporter> importer_;
   GlDriverInfo driver_;
+  std::string import_note_;
 };
 
 }  // namespace memhal::detail::gl

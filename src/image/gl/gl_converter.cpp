@@ -324,6 +324,11 @@ Result<void> GlConverter::upload_source(const GlImage& src, const Rect& crop) {
   glPixelStorei(GL_UNPACK_ALIGNMENT, 1);
   for (int i = 0; i < src.plane_count; ++i) {
     const GlPlane& p = src.planes[i];
+    if (p.texture != 0) {
+      glActiveTexture(GL_TEXTURE0 + kUnitPlane0 + i);
+      glBindTexture(GL_TEXTURE_2D, p.texture);
+      continue;
+    }
     const Extent e = source_extent(src, i);
     // Only the crop's window of the plane travels: its rows, from its first to its last byte.
     const int64_t x0 = crop.x >> e.shift_x;

@@ -35,6 +35,9 @@ struct GlPlane {
   int64_t row = 0;
   int64_t pixel = 0;
   int64_t comp = 0;
+  /// Or an R8UI texture already holding the plane's bytes (texel (x, y) = byte x of row y; a
+  /// DMA-BUF imported through EGL): sampled as it is, nothing uploaded.
+  GLuint texture = 0;
 };
 
 /// An image as detail::ImageRef describes one, over GlPlanes.
