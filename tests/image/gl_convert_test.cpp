@@ -302,22 +302,28 @@ GLuint make_buffer(const std::byte* bytes, int64_t size, int64_t lead) {
   return buffer;
 }
 
-// The bytes a plane's rows span, from its first element.
+// The bytes a dense plane's rows span, from its first element.
 int64_t plane_bytes(const GlImage& g, int plane, int64_t row_bytes, int64_t rows) {
   return (rows - 1) * g.planes[plane].row + row_bytes;
 }
 
 TEST_F(GlConvert, SourcesAndDestinationsInGlBuffersMatchTheReference) {
   std::mt19937 rng(13);
+  // Planar f32 rows of 256 bytes are read back in place; RGB rows of 111 bytes and NV12 rows of
+  // 38 are copied row by row on the GL side; RGB pixels 4 bytes apart are placed by the CPU.
   struct Case {
     PixelFormat to;
     DType dtype;
-    int64_t width;  // 640 f32 planar rows read back in place; 37 RGB rows go through staging
+    int64_t width;
+    bool strided;
   };
-  for (const Case& c : {Case{PixelFormat::PlanarRgb, DType::F32, 64}, Case{PixelFormat::Rgb, DType::U8, 37},
-                        Case{PixelFormat::Nv12, DType::U8, 38}}) {
+  for (const Case& c :
+       {Case{PixelFormat::PlanarRgb, DType::F32, 64, false}, Case{PixelFormat::Rgb, DType::U8, 37, false},
+        Case{PixelFormat::Nv12, DType::U8, 38, false}, Case{PixelFormat::Rgb, DType::U8, 37, true}}) {
     ASSERT_OK_AND_ASSIGN(Tensor src, Tensor::image(96, 64, PixelFormat::Nv12, MemoryKind::Mem));
-    ASSERT_OK_AND_ASSIGN(Tensor dst, Tensor::image(c.width, 40, c.to, MemoryKind::Mem, c.dtype));
+    ASSERT_OK_AND_ASSIGN(Tensor rgbx, Tensor::create({40, c.width, 4}, DType::U8, MemoryKind::Mem));
+    ASSERT_OK_AND_ASSIGN(Tensor dst,
+                         c.strided ? rgbx.slice(2, 0, 3) : Tensor::image(c.width, 40, c.to, MemoryKind::Mem, c.dtype));
     fill_random(src, rng);
     ConvertOptions o;
     o.resize = ResizeMode::Letterbox;
@@ -327,11 +333,14 @@ TEST_F(GlConvert, SourcesAndDestinationsInGlBuffersMatchTheReference) {
     const GlImage host_src = describe(in, PixelFormat::Nv12);
     const GlImage host_dst = describe(out, c.to);
     GlImage gl_src = host_src, gl_dst = host_dst;
-    const int64_t esize = static_cast<int64_t>(size_of(c.dtype));
     auto src_extent = [&](int i) { return plane_bytes(host_src, i, 96, i == 0 ? 64 : 32); };
     auto dst_extent = [&](int i) {
-      if (c.to == PixelFormat::Nv12) return plane_bytes(host_dst, i, c.width, i == 0 ? 40 : 20);
-      return plane_bytes(host_dst, i, c.width * (c.to == PixelFormat::Rgb ? 3 : 1) * esize, 40);
+      const bool chroma = c.to == PixelFormat::Nv12 && i == 1;
+      const int64_t rows = chroma ? 20 : 40, width = chroma ? c.width / 2 : c.width;
+      const int64_t channels = chroma ? 2 : c.to == PixelFormat::Rgb ? 3 : 1;
+      const GlPlane& p = host_dst.planes[i];
+      return (rows - 1) * p.row + (width - 1) * p.pixel + (channels - 1) * p.comp +
+             static_cast<int64_t>(size_of(c.dtype));
     };
     const int64_t lead = 64;  // buffer offsets that are not 0
     Result<void> done = context_->run([&]() -> Result<void> {

@@ -243,6 +243,7 @@ GlConverter::~GlConverter() {
   for (Target* t : {&content_, &outputs_[0], &outputs_[1], &outputs_[2], &outputs_[3]}) {
     if (t->framebuffer != 0) glDeleteFramebuffers(1, &t->framebuffer);
   }
+  if (staging_buffer_ != 0) glDeleteBuffers(1, &staging_buffer_);
   glDeleteVertexArrays(1, &vao_);
   for (GLuint program : sample_programs_) glDeleteProgram(program);
   for (GLuint program : pack_programs_) glDeleteProgram(program);
@@ -495,6 +496,7 @@ Result<void> GlConverter::read_back(const OutPlane& out, const GlPlane& plane, i
     glBindBuffer(GL_PIXEL_PACK_BUFFER, 0);
     return gl_check("glReadPixels (into the destination)");
   }
+  if (plane.buffer != 0 && dense) return copy_rows_on_gl(plane, row_bytes, words, rows);
   const std::size_t need = static_cast<std::size_t>(words) * 4 * static_cast<std::size_t>(rows);
   if (staging_.size() < need) staging_.resize(need);
   glPixelStorei(GL_PACK_ROW_LENGTH, 0);
@@ -506,6 +508,7 @@ Result<void> GlConverter::read_back(const OutPlane& out, const GlPlane& plane, i
     scatter(from, stride, plane.host, plane, out.width, out.channels, esize, rows);
     return {};
   }
+  // Elements scattered in a GL buffer: the CPU places them through a mapping.
   const int64_t extent =
       (rows - 1) * plane.row + (out.width - 1) * plane.pixel + (out.channels - 1) * plane.comp + esize;
   glBindBuffer(GL_COPY_WRITE_BUFFER, plane.buffer);
@@ -520,6 +523,34 @@ Result<void> GlConverter::read_back(const OutPlane& out, const GlPlane& plane, i
   glBindBuffer(GL_COPY_WRITE_BUFFER, 0);
   if (intact != GL_TRUE) return fail(ErrorCode::Unavailable, "GL converter: glUnmapBuffer: the destination was lost");
   return gl_check("glUnmapBuffer (destination)");
+}
+
+Result<void> GlConverter::copy_rows_on_gl(const GlPlane& plane, int64_t row_bytes, int words, int rows) {
+  // Rows that are not whole texels go through a staging buffer and are copied row by row on
+  // the GL side, so that a Pbo destination is never mapped (no stall, no CPU copy).
+  const int64_t stride = int64_t{words} * 16;
+  if (staging_buffer_ == 0) {
+    glGenBuffers(1, &staging_buffer_);
+    ++objects_made_;
+  }
+  glBindBuffer(GL_PIXEL_PACK_BUFFER, staging_buffer_);
+  if (staging_buffer_size_ < stride * rows) {
+    staging_buffer_size_ = stride * rows;
+    glBufferData(GL_PIXEL_PACK_BUFFER, staging_buffer_size_, nullptr, GL_STREAM_COPY);
+    ++objects_made_;
+  }
+  glPixelStorei(GL_PACK_ROW_LENGTH, 0);
+  glReadPixels(0, 0, words, rows, GL_RGBA_INTEGER, GL_UNSIGNED_INT, nullptr);
+  glBindBuffer(GL_PIXEL_PACK_BUFFER, 0);
+  MEMHAL_TRY(gl_check("glReadPixels (staging buffer)"));
+  glBindBuffer(GL_COPY_READ_BUFFER, staging_buffer_);
+  glBindBuffer(GL_COPY_WRITE_BUFFER, plane.buffer);
+  for (int64_t y = 0; y < rows; ++y) {
+    glCopyBufferSubData(GL_COPY_READ_BUFFER, GL_COPY_WRITE_BUFFER, y * stride, plane.offset + y * plane.row, row_bytes);
+  }
+  glBindBuffer(GL_COPY_READ_BUFFER, 0);
+  glBindBuffer(GL_COPY_WRITE_BUFFER, 0);
+  return gl_check("glCopyBufferSubData (into the destination)");
 }
 
 Result<void> GlConverter::run(const GlImage& src, const GlImage& dst, const Rect& crop, const ConvertOptions& options) {

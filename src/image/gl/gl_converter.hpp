@@ -116,6 +116,7 @@ class GlConverter {
   Result<void> sample(const GlImage& src, const ConvertOptions& options);
   Result<void> pack_plane(const OutPlane& out, const GlImage& dst, int index, const ConvertOptions& options);
   Result<void> read_back(const OutPlane& out, const GlPlane& plane, int64_t esize, int words);
+  Result<void> copy_rows_on_gl(const GlPlane& plane, int64_t row_bytes, int words, int rows);
   Result<void> ensure_target(Target& target, int width, int height);
   /// Binds `texture` on the active unit, (re)made as width x height of `format` when it is not
   /// that already; true when it was made.
@@ -141,6 +142,8 @@ class GlConverter {
   std::vector<int32_t> first_;
   std::vector<float> entries_;
   std::vector<uint32_t> staging_;
+  GLuint staging_buffer_ = 0;  // for GL buffer destinations whose rows are not whole texels
+  int64_t staging_buffer_size_ = 0;
 };
 
 }  // namespace memhal::detail::gl
