@@ -94,9 +94,46 @@ std::optional<std::chrono::milliseconds> to_timeout(py::handle seconds) {
 void bind_image_processor(py::module_& m) {
   py::class_<ImageProcessor>(m, "ImageProcessor",
                              "Format conversion, resize, crop, flip, rotate, letterbox, normalise.")
-      .def(py::init([](unsigned threads) { return unwrap(ImageProcessor::create({.threads = threads})); }),
-           py::arg("threads") = 0)
+      .def(py::init([](unsigned threads, py::object backend) {
+             std::optional<ImageBackend> pinned;
+             if (!backend.is_none()) {
+               const auto name = backend.cast<std::string>();
+               if (name != "cpu" && name != "gl")
+                 raise(ErrorCode::InvalidArgument, "backend: 'cpu', 'gl' or None, not '" + name + "'");
+               pinned = name == "gl" ? ImageBackend::Gl : ImageBackend::Cpu;
+             }
+             return unwrap(ImageProcessor::create({.threads = threads, .backend = pinned}));
+           }),
+           py::arg("threads") = 0, py::arg("backend") = py::none(),
+           "backend: None (GL on a hardware GPU, else the CPU; MEMHAL_BACKEND pins it), 'cpu' or 'gl'.")
       .def_property_readonly("threads", &ImageProcessor::threads)
+      .def_property_readonly(
+          "backend", [](const ImageProcessor& self) { return std::string(to_string(self.backend())); },
+          "'cpu' or 'gl': where conversions run.")
+      .def_property_readonly("backend_notes", &ImageProcessor::backend_notes,
+                             "Why auto-selection did not choose GL; empty when it did or the backend was pinned.")
+      .def_property_readonly(
+          "stats",
+          [](const ImageProcessor& self) {
+            const ImageProcessorStats s = self.stats();
+            py::dict d;
+            d["gl_calls"] = s.gl_calls;
+            d["cpu_calls"] = s.cpu_calls;
+            d["fallbacks"] = s.fallbacks;
+            d["last_fallback"] = s.last_fallback;
+            d["dma_buf_imports"] = s.dma_buf_imports;
+            d["dma_buf_import_note"] = s.dma_buf_import_note;
+            return d;
+          },
+          "Conversions per backend, CPU fallbacks of a GL processor and why, DMA-BUF imports.")
+      .def_property_readonly(
+          "gl_renderer",
+          [](const ImageProcessor& self) -> py::object {
+            const GlDriverInfo* driver = self.gl_driver();
+            if (driver == nullptr) return py::none();
+            return py::str(driver->renderer);
+          },
+          "The GL renderer of a GL processor, else None.")
       .def(
           "convert",
           [](ImageProcessor& self, const Tensor& src, Tensor& dst, const py::kwargs& kw) {
@@ -110,11 +147,14 @@ void bind_image_processor(py::module_& m) {
           "pad=(r, g, b, a), matrix='bt601|bt709', range='limited|full', mean=, std=, swap_rb=, dst_format=.")
       .def(
           "create_image",
-          [](const ImageProcessor& self, int64_t w, int64_t h, py::object format, py::object dtype) {
+          [](const ImageProcessor& self, int64_t w, int64_t h, py::object format, py::object dtype, py::object memory) {
             return unwrap(self.create_image(w, h, to_vocabulary<PixelFormat>(format, "create_image"),
-                                            to_vocabulary<DType>(dtype, "create_image")));
+                                            to_vocabulary<DType>(dtype, "create_image"),
+                                            to_optional_vocabulary<MemoryKind>(memory, "create_image")));
           },
-          py::arg("width"), py::arg("height"), py::arg("format"), py::arg("dtype") = "u8");
+          py::arg("width"), py::arg("height"), py::arg("format"), py::arg("dtype") = "u8",
+          py::arg("memory") = py::none(),
+          "An image where this processor works best (memory=None), or in the kind given ('pbo' needs a GL processor).");
 }
 
 void bind_channel(py::module_& m) {

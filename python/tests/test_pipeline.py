@@ -113,3 +113,31 @@ def test_a_damaged_recording_is_reported_as_corrupt(tmp_path):
     with pytest.raises(memhal.Error) as info:
         list(memhal.Replayer(str(path)))
     assert info.value.code == memhal.ErrorCode.CORRUPT
+
+
+def test_a_gl_processor_converts_pbo_images_and_counts_what_ran_where():
+    try:
+        gl = memhal.ImageProcessor(threads=1, backend="gl")
+    except memhal.Error as e:
+        pytest.skip(f"no GL here: {e}")
+    assert gl.backend == "gl" and gl.gl_renderer
+    src = gl.create_image(64, 48, "rgb", memory="pbo")
+    assert src.memory == memhal.MemoryKind.PBO
+    with src.map("write") as m:
+        np.asarray(m)[...] = (255, 0, 51)
+    dst = gl.create_image(32, 24, "planar_rgb", dtype="f32", memory="mem")
+    gl.convert(src, dst)
+    with dst.map("read") as m:
+        out = np.asarray(m)
+    np.testing.assert_allclose(out[:, 5, 5], [1.0, 0.0, 0.2], atol=2 / 255)
+    stats = gl.stats
+    assert stats["gl_calls"] == 1 and stats["fallbacks"] == 0, stats
+
+
+def test_backend_choice_is_validated_and_a_cpu_processor_has_no_pbo_images():
+    with pytest.raises(memhal.InvalidArgumentError, match="vulkan"):
+        memhal.ImageProcessor(backend="vulkan")
+    cpu = memhal.ImageProcessor(threads=1, backend="cpu")
+    assert cpu.backend == "cpu" and cpu.gl_renderer is None
+    with pytest.raises(memhal.UnavailableError, match="gl backend"):
+        cpu.create_image(8, 8, "rgb", memory="pbo")
