@@ -379,6 +379,43 @@ TEST_F(GlConvert, SourcesAndDestinationsInGlBuffersMatchTheReference) {
   }
 }
 
+TEST_F(GlConvert, PlanesAlreadyInR8uiTexturesAreSampledInPlace) {
+  std::mt19937 rng(21);
+  ASSERT_OK_AND_ASSIGN(Tensor src, Tensor::image(64, 48, PixelFormat::Nv12, MemoryKind::Mem));
+  ASSERT_OK_AND_ASSIGN(Tensor dst, Tensor::image(50, 30, PixelFormat::Bgra, MemoryKind::Mem));
+  fill_random(src, rng);
+  ConvertOptions o;
+  o.rotation = Rotation::Cw270;
+  o.crop = Rect{2, 4, 60, 40};
+  {
+    ASSERT_OK_AND_ASSIGN(TensorMap in, src.map(CpuAccess::Read));
+    ASSERT_OK_AND_ASSIGN(TensorMap out, dst.map(CpuAccess::Write));
+    GlImage s = describe(in, PixelFormat::Nv12);
+    const GlImage d = describe(out, PixelFormat::Bgra);
+    // What an imported DMA-BUF looks like to the converter: one R8UI texture per plane.
+    ASSERT_OK(context_->run([&]() -> Result<void> {
+      GLuint textures[2] = {};
+      glGenTextures(2, textures);
+      for (int i = 0; i < 2; ++i) {
+        glBindTexture(GL_TEXTURE_2D, textures[i]);
+        glTexStorage2D(GL_TEXTURE_2D, 1, GL_R8UI, 64, i == 0 ? 48 : 24);
+        glPixelStorei(GL_UNPACK_ROW_LENGTH, static_cast<GLint>(s.planes[i].row));
+        glTexSubImage2D(GL_TEXTURE_2D, 0, 0, 0, 64, i == 0 ? 48 : 24, GL_RED_INTEGER, GL_UNSIGNED_BYTE,
+                        s.planes[i].host);
+        glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_NEAREST);
+        glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_NEAREST);
+        s.planes[i].host = nullptr;
+        s.planes[i].texture = textures[i];
+      }
+      glPixelStorei(GL_UNPACK_ROW_LENGTH, 0);
+      auto ran = converter_->run(s, d, *o.crop, o);
+      glDeleteTextures(2, textures);
+      return ran;
+    }));
+  }
+  EXPECT_EQ(report(reference::compare(src, dst, o, 5, kTolerance)), "");
+}
+
 TEST_F(GlConvert, PairsItCannotConvertAreDeclinedWithAReason) {
   ASSERT_OK_AND_ASSIGN(Tensor src, Tensor::image(32, 16, PixelFormat::Rgb, MemoryKind::Mem));
   ASSERT_OK_AND_ASSIGN(Tensor dst, Tensor::image(16, 16, PixelFormat::Rgb, MemoryKind::Mem));
