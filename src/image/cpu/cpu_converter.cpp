@@ -1,6 +1,7 @@
 #include "image/cpu/cpu_converter.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 
 #include "image/cpu/kernels.hpp"
@@ -11,6 +12,8 @@ namespace {
 bool has_alpha(PixelFormat format) {
   return format == PixelFormat::Rgba || format == PixelFormat::Bgra || format == PixelFormat::PlanarRgba;
 }
+
+constexpr int64_t kStreamBytes = int64_t{2} << 20;
 
 bool pairs_rows(PixelFormat format) {
   return format == PixelFormat::Nv12 || format == PixelFormat::I420;
@@ -78,6 +81,15 @@ void CpuConverter::prepare(const ImageRef& src, const ImageRef& dst, const Rect&
   dst_ = &dst;
   coeffs_ = color_coeffs(options.matrix, options.range);
   params_ = write_params(dst.format, options);
+  // A destination several times the L2 size that the previous call did not write is not in
+  // any cache: writing it around them saves reading every line before it is overwritten. One
+  // written last time may still be in the L3, where plain stores are cheaper. Measured on
+  // 1080p NV12 -> 640x640 f32 planar: streaming is 10-35% faster when the destination changes
+  // every call, 5-14% slower when the same one comes back.
+  int64_t dst_bytes = 0;
+  for (int i = 0; i < dst.plane_count; ++i) dst_bytes += dst.height * std::abs(dst.planes[i].row);
+  params_.stream = dst_bytes >= kStreamBytes && dst.planes[0].base != last_dst_;
+  last_dst_ = dst.planes[0].base;
   for (int c = 0; c < 4; ++c) pad_[c] = options.pad[c];
   alpha_ = has_alpha(src.format) && has_alpha(dst.format);
   fill_alpha_ = !has_alpha(src.format) && has_alpha(dst.format);
@@ -118,6 +130,8 @@ void CpuConverter::task(void* self, unsigned worker, int task) {
   const int64_t y0 = task * converter->rows_per_task_;
   const int64_t y1 = std::min(converter->dst_->height, y0 + converter->rows_per_task_);
   converter->process(converter->scratch_[worker], y0, y1);
+  // Non-temporal stores are not ordered by the pool's release of the task.
+  if (converter->params_.stream) kernels::flush_streams();
 }
 
 void CpuConverter::process(Scratch& s, int64_t y0, int64_t y1) {
@@ -141,7 +155,7 @@ void CpuConverter::process(Scratch& s, int64_t y0, int64_t y1) {
     const bool inside = y >= box.y && y < box.y + box.height;
     if (!inside && copy_bars_) {
       if (written_bar >= 0) {
-        copy_row(*dst_, written_bar, y);
+        copy_row(*dst_, written_bar, y, params_.stream);
         continue;
       }
       written_bar = y;

@@ -67,6 +67,7 @@ class CpuConverter {
   bool copy_bars_ = false;  // padding rows are copied from the first one written
   SamplePlan plan_;         // nearest sampling along rows, for the format it names
   bool plan_stale_ = true;
+  const std::byte* last_dst_ = nullptr;  // the previous call's destination (cache guess)
 
   // State of the run in progress.
   const ImageRef* src_ = nullptr;

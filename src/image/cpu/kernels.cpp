@@ -2,6 +2,7 @@
 // target by foreach_target.h, so each function below exists in every instruction set.
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "image/cpu/kernels.cpp"
+#include <hwy/cache_control.h>
 #include <hwy/foreach_target.h>  // IWYU pragma: keep
 #include <hwy/highway.h>
 
@@ -321,14 +322,33 @@ void BytesToRgb(const uint8_t* HWY_RESTRICT p, int channels, const int* offsets,
   }
 }
 
-void StoreF32(const float* HWY_RESTRICT in, float scale, float bias, float* HWY_RESTRICT out, int64_t n) {
+// Whether `p` is aligned for a full vector of `lanes` elements of T (what Stream needs).
+template <class T>
+bool vector_aligned(const T* p, int64_t lanes) {
+  return reinterpret_cast<uintptr_t>(p) % (sizeof(T) * static_cast<std::size_t>(lanes)) == 0;
+}
+
+void StoreF32(const float* HWY_RESTRICT in, float scale, float bias, float* HWY_RESTRICT out, int64_t n, bool stream) {
   const DF df;
   const int64_t lanes = static_cast<int64_t>(hn::Lanes(df));
   const auto vs = hn::Set(df, scale);
   const auto vb = hn::Set(df, bias);
   int64_t i = 0;
+  if (stream) {
+    for (; i < n && !vector_aligned(out + i, lanes); ++i) out[i] = in[i] * scale + bias;
+    for (; i + lanes <= n; i += lanes) hn::Stream(hn::MulAdd(hn::LoadU(df, in + i), vs, vb), df, out + i);
+  }
   for (; i + lanes <= n; i += lanes) hn::StoreU(hn::MulAdd(hn::LoadU(df, in + i), vs, vb), df, out + i);
   for (; i < n; ++i) out[i] = in[i] * scale + bias;
+}
+
+void StreamCopy(const uint8_t* HWY_RESTRICT in, uint8_t* HWY_RESTRICT out, int64_t n) {
+  const hn::ScalableTag<uint8_t> d8;
+  const int64_t lanes = static_cast<int64_t>(hn::Lanes(d8));
+  int64_t i = 0;
+  for (; i < n && !vector_aligned(out + i, lanes); ++i) out[i] = in[i];
+  for (; i + lanes <= n; i += lanes) hn::Stream(hn::LoadU(d8, in + i), d8, out + i);
+  for (; i < n; ++i) out[i] = in[i];
 }
 
 HWY_INLINE auto to_u8(DF df, const float* in) {
@@ -402,6 +422,7 @@ HWY_EXPORT(SampledPacked422ToRgb);
 HWY_EXPORT(ShuffledYuvToRgb);
 HWY_EXPORT(BytesToRgb);
 HWY_EXPORT(StoreF32);
+HWY_EXPORT(StreamCopy);
 HWY_EXPORT(Store8Bit);
 HWY_EXPORT(Store8BitInterleaved);
 
@@ -448,8 +469,14 @@ void bytes_to_rgb(const uint8_t* p, int channels, const int* offsets, int64_t n,
                   float* a) {
   HWY_DYNAMIC_DISPATCH(BytesToRgb)(p, channels, offsets, n, r, g, b, a);
 }
-void store_f32(const float* in, float scale, float bias, float* out, int64_t n) {
-  HWY_DYNAMIC_DISPATCH(StoreF32)(in, scale, bias, out, n);
+void store_f32(const float* in, float scale, float bias, float* out, int64_t n, bool stream) {
+  HWY_DYNAMIC_DISPATCH(StoreF32)(in, scale, bias, out, n, stream);
+}
+void stream_copy(const uint8_t* in, uint8_t* out, int64_t n) {
+  HWY_DYNAMIC_DISPATCH(StreamCopy)(in, out, n);
+}
+void flush_streams() {
+  hwy::FlushStream();
 }
 void store_8bit(const float* in, int bias, uint8_t* out, int64_t n) {
   HWY_DYNAMIC_DISPATCH(Store8Bit)(in, bias, out, n);

@@ -59,8 +59,13 @@ void shuffled_yuv_to_rgb(const uint8_t* const* rows, const ShuffleStream* stream
 void bytes_to_rgb(const uint8_t* p, int channels, const int* offsets, int64_t n, float* r, float* g, float* b,
                   float* a);
 
-/// out[i] = in[i] * scale + bias, contiguous.
-void store_f32(const float* in, float scale, float bias, float* out, int64_t n);
+/// out[i] = in[i] * scale + bias, contiguous; with `stream`, written around the caches
+/// (non-temporal stores: call `flush_streams` before another thread reads `out`).
+void store_f32(const float* in, float scale, float bias, float* out, int64_t n, bool stream);
+/// memcpy written around the caches, as store_f32 with `stream`.
+void stream_copy(const uint8_t* in, uint8_t* out, int64_t n);
+/// Orders this thread's non-temporal stores before its later stores (a fence on x86).
+void flush_streams();
 /// out[i] = clamp(round(in[i]), 0, 255) + bias (bias 0 for u8, -128 for i8), contiguous.
 void store_8bit(const float* in, int bias, uint8_t* out, int64_t n);
 /// Interleaves 3 or 4 float rows into 8-bit pixels (rounded, clamped, plus bias); `staging`

@@ -65,13 +65,15 @@ struct WriteParams {
   std::array<float, 4> scale{1, 1, 1, 1};  ///< float outputs: v * scale + bias
   std::array<float, 4> bias{0, 0, 0, 0};
   ColorCoeffs coeffs{};
+  bool stream = false;  ///< float rows and copied rows go around the caches (kernels::store_f32)
 };
 
 /// Whether `copy_row` serves `dst` (every plane's rows are dense runs of bytes).
 bool rows_copyable(const ImageRef& dst);
 
-/// Copies destination row `from` onto row `to`, every plane (e.g. a letterbox bar).
-void copy_row(const ImageRef& dst, int64_t from, int64_t to);
+/// Copies destination row `from` onto row `to`, every plane (e.g. a letterbox bar); around the
+/// caches with `stream`.
+void copy_row(const ImageRef& dst, int64_t from, int64_t to, bool stream);
 
 /// The destination formats and dtypes `write_rows` serves.
 bool writable(PixelFormat format, DType dtype);

@@ -59,7 +59,7 @@ inline void put(std::byte* p, DType dtype, float v, float scale, float bias) {
 }
 
 void write_channel(const PlaneRef& plane, int64_t y, int64_t comp, DType dtype, const float* in, int64_t n, float scale,
-                   float bias) {
+                   float bias, bool stream) {
   std::byte* row = plane.base + y * plane.row + comp * plane.comp;
   const auto esize = static_cast<int64_t>(size_of(dtype));
   if (plane.pixel == esize) {
@@ -68,7 +68,7 @@ void write_channel(const PlaneRef& plane, int64_t y, int64_t comp, DType dtype, 
       return;
     }
     if (dtype == DType::F32) {
-      kernels::store_f32(in, scale, bias, reinterpret_cast<float*>(row), n);
+      kernels::store_f32(in, scale, bias, reinterpret_cast<float*>(row), n, stream);
       return;
     }
   }
@@ -89,7 +89,7 @@ void write_interleaved(const ImageRef& dst, int64_t y, const RgbaRows& rows, con
     return;
   }
   for (int j = 0; j < channels; ++j) {
-    write_channel(plane, y, j, dst.dtype, in[j], dst.width, params.scale[j], params.bias[j]);
+    write_channel(plane, y, j, dst.dtype, in[j], dst.width, params.scale[j], params.bias[j], params.stream);
   }
 }
 
@@ -172,9 +172,14 @@ bool rows_copyable(const ImageRef& dst) {
   return true;
 }
 
-void copy_row(const ImageRef& dst, int64_t from, int64_t to) {
+void copy_row(const ImageRef& dst, int64_t from, int64_t to, bool stream) {
   for (int i = 0; i < dst.plane_count; ++i) {
     const PlaneRef& p = dst.planes[i];
+    if (stream) {
+      kernels::stream_copy(reinterpret_cast<const uint8_t*>(p.base + from * p.row),
+                           reinterpret_cast<uint8_t*>(p.base + to * p.row), dst.width * p.pixel);
+      continue;
+    }
     std::memcpy(p.base + to * p.row, p.base + from * p.row, static_cast<std::size_t>(dst.width * p.pixel));
   }
 }
@@ -207,12 +212,12 @@ void write_rows(const ImageRef& dst, int64_t y, const RgbaRows& rows, const Rgba
     case PixelFormat::PlanarRgba:
       for (int j = 0; j < params.channels; ++j) {
         write_channel(dst.planes[j], y, 0, dst.dtype, rows.channel(params.order[j]), dst.width, params.scale[j],
-                      params.bias[j]);
+                      params.bias[j], params.stream);
       }
       return;
     case PixelFormat::Grey:
       luma_row(rows, dst.width, params.coeffs, scratch);
-      write_channel(dst.planes[0], y, 0, dst.dtype, scratch, dst.width, params.scale[0], params.bias[0]);
+      write_channel(dst.planes[0], y, 0, dst.dtype, scratch, dst.width, params.scale[0], params.bias[0], params.stream);
       return;
     default: write_yuv(dst, y, rows, second, params.coeffs); return;
   }
