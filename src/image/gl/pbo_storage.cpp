@@ -1,6 +1,6 @@
 #include "image/gl/pbo_storage.hpp"
 
-#include <vector>
+#include <cstring>
 
 #include "core/strings.hpp"
 
@@ -34,9 +34,14 @@ Result<std::shared_ptr<PboStorage>> PboStorage::create(const std::shared_ptr<GlC
     Made m;
     glGenBuffers(1, &m.buffer);
     glBindBuffer(GL_COPY_WRITE_BUFFER, m.buffer);
-    // A null pointer leaves the contents undefined; tensors start zeroed, so upload zeros.
-    const std::vector<std::byte> zeros(size);
-    glBufferData(GL_COPY_WRITE_BUFFER, static_cast<GLsizeiptr>(size), zeros.data(), GL_DYNAMIC_COPY);
+    glBufferData(GL_COPY_WRITE_BUFFER, static_cast<GLsizeiptr>(size), nullptr, GL_DYNAMIC_COPY);
+    // glBufferData leaves the contents undefined and tensors start zeroed: clear it in place.
+    if (void* bytes = size > 0 ? glMapBufferRange(GL_COPY_WRITE_BUFFER, 0, static_cast<GLsizeiptr>(size),
+                                                  GL_MAP_WRITE_BIT | GL_MAP_INVALIDATE_BUFFER_BIT)
+                               : nullptr) {
+      std::memset(bytes, 0, size);
+      glUnmapBuffer(GL_COPY_WRITE_BUFFER);
+    }
     glBindBuffer(GL_COPY_WRITE_BUFFER, 0);
     m.error = glGetError();
     if (m.error != GL_NO_ERROR) glDeleteBuffers(1, &m.buffer);
