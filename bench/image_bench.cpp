@@ -10,6 +10,7 @@
 
 #include <time.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -30,8 +31,18 @@ constexpr int kContentH = 360, kTop = (kDst - kContentH) / 2;
 constexpr float kMean[3] = {0.485f, 0.456f, 0.406f};
 constexpr float kStd[3] = {0.229f, 0.224f, 0.225f};
 
-std::map<std::string, double> g_seconds;  // per-iteration CPU time of the calling thread
-std::map<std::string, double> g_wall;     // per-iteration wall time
+// Per repetition (--benchmark_repetitions): per-iteration CPU time of the calling thread,
+// and wall time. The ratios use the median over repetitions.
+std::map<std::string, std::vector<double>> g_seconds;
+std::map<std::string, std::vector<double>> g_wall;
+
+double median(std::map<std::string, std::vector<double>>& runs, const std::string& name) {
+  std::vector<double>& v = runs[name];
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const std::size_t mid = v.size() / 2;
+  return v.size() % 2 != 0 ? v[mid] : 0.5 * (v[mid - 1] + v[mid]);
+}
 
 Tensor must(Result<Tensor> result) {
   if (!result) {
@@ -73,8 +84,8 @@ void timed(benchmark::State& state, const std::string& name, Fn&& fn) {
     wall += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     ++n;
   }
-  g_seconds[name] = cpu / static_cast<double>(n);
-  g_wall[name] = wall / static_cast<double>(n);
+  g_seconds[name].push_back(cpu / static_cast<double>(n));
+  g_wall[name].push_back(wall / static_cast<double>(n));
   state.counters["cpu_ms"] = 1e3 * cpu / static_cast<double>(n);
 }
 
@@ -177,21 +188,21 @@ void memcpy_bandwidth(benchmark::State& state) {
 }
 
 void print_ratios() {
-  const double copy = g_seconds["memcpy_64MiB"];
+  const double copy = median(g_seconds, "memcpy_64MiB");
   if (copy <= 0) return;
   // A memcpy of N bytes reads N and writes N.
   const double bandwidth = 2.0 * (64u << 20) / copy;
   std::printf(
       "\nmemcpy bandwidth (read + write): %.1f GB/s; times are CPU time of one thread, except\n"
-      "memhalN* (wall time, all threads)\n",
+      "memhalN* (wall time, all threads); medians over repetitions\n",
       bandwidth / 1e9);
   std::printf("%-6s %-11s %9s %9s %9s %9s %9s %8s %8s %8s\n", "src", "output", "memhal1t", "memhalN*", "opencv",
               "libyuv", "bound", "cv/1t", "yuv/1t", "1t/bound");
   for (PixelFormat f : {PixelFormat::Nv12, PixelFormat::Yuyv}) {
     for (bool planar : {false, true}) {
       const std::string key = std::string(fmt_name(f)) + "/" + job_name(planar);
-      const double one = g_seconds["memhal_1t/" + key], all = g_wall["memhal_all/" + key];
-      const double cv = g_seconds["opencv/" + key], yuv = g_seconds["libyuv/" + key];
+      const double one = median(g_seconds, "memhal_1t/" + key), all = median(g_wall, "memhal_all/" + key);
+      const double cv = median(g_seconds, "opencv/" + key), yuv = median(g_seconds, "libyuv/" + key);
       const double in = f == PixelFormat::Nv12 ? kSrcW * kSrcH * 1.5 : kSrcW * kSrcH * 2.0;
       const double out = planar ? 3.0 * 4 * kDst * kDst : 3.0 * kDst * kDst;
       const double bound = (in + out) / bandwidth;
