@@ -271,8 +271,18 @@ MEMHAL_C_API int memhal_tee_push(const memhal_frame_t* frame, size_t branches, m
 /** The defaults of DESIGN.md §5a (bilinear, stretch, BT.601 limited, pad 114/114/114/255,
  *  mean 0, std 1). */
 MEMHAL_C_API memhal_convert_options_t memhal_convert_options_default(void);
-/** A processor with `threads` workers (0: one per hardware thread). */
+/** Image backends (memhal::ImageBackend). AUTO: GL on a hardware GPU, else the CPU; the
+ *  environment variable MEMHAL_BACKEND=cpu|gl pins it. */
+#define MEMHAL_IMAGE_BACKEND_AUTO (-1)
+#define MEMHAL_IMAGE_BACKEND_CPU 0
+#define MEMHAL_IMAGE_BACKEND_GL 1
+/** A processor with `threads` workers (0: one per hardware thread), backend chosen as AUTO. */
 MEMHAL_C_API int memhal_image_processor_create(unsigned threads, memhal_image_processor_t** out);
+/** A processor on `backend` (MEMHAL_IMAGE_BACKEND_*). A pinned backend that cannot start fails
+ *  (MEMHAL_ERROR_UNAVAILABLE, with the reason); it is never swapped for another. */
+MEMHAL_C_API int memhal_image_processor_create_on(unsigned threads, int backend, memhal_image_processor_t** out);
+/** The backend conversions run on (MEMHAL_IMAGE_BACKEND_CPU or _GL). */
+MEMHAL_C_API int memhal_image_processor_backend(const memhal_image_processor_t* processor, int* out);
 MEMHAL_C_API void memhal_image_processor_free(memhal_image_processor_t* processor);
 /** Converts `src` into `dst` per `options` (NULL: defaults). Nothing is written on failure. */
 MEMHAL_C_API int memhal_image_processor_convert(memhal_image_processor_t* processor, const memhal_tensor_t* src,

@@ -115,13 +115,34 @@ memhal_convert_options_t memhal_convert_options_default(void) {
   return options;
 }
 
+static_assert(MEMHAL_IMAGE_BACKEND_CPU == static_cast<int>(memhal::ImageBackend::Cpu));
+static_assert(MEMHAL_IMAGE_BACKEND_GL == static_cast<int>(memhal::ImageBackend::Gl));
+
 int memhal_image_processor_create(unsigned threads, memhal_image_processor_t** out) {
+  return memhal_image_processor_create_on(threads, MEMHAL_IMAGE_BACKEND_AUTO, out);
+}
+
+int memhal_image_processor_create_on(unsigned threads, int backend, memhal_image_processor_t** out) {
   return guarded([&] {
     MEMHAL_C_REQUIRE(out != nullptr, "memhal_image_processor_create: out is NULL");
     *out = nullptr;
-    auto processor = ImageProcessor::create({.threads = threads});
+    MEMHAL_C_REQUIRE(backend == MEMHAL_IMAGE_BACKEND_AUTO || backend == MEMHAL_IMAGE_BACKEND_CPU ||
+                         backend == MEMHAL_IMAGE_BACKEND_GL,
+                     "memhal_image_processor_create_on: backend " + std::to_string(backend) +
+                         " is not MEMHAL_IMAGE_BACKEND_AUTO, _CPU or _GL");
+    std::optional<ImageBackend> pinned;
+    if (backend != MEMHAL_IMAGE_BACKEND_AUTO) pinned = static_cast<ImageBackend>(backend);
+    auto processor = ImageProcessor::create({.threads = threads, .backend = pinned});
     if (!processor) return fail(processor.error());
     *out = new memhal_image_processor{std::move(*processor)};
+    return MEMHAL_OK;
+  });
+}
+
+int memhal_image_processor_backend(const memhal_image_processor_t* processor, int* out) {
+  return guarded([&] {
+    MEMHAL_C_REQUIRE(processor != nullptr && out != nullptr, "memhal_image_processor_backend: NULL argument");
+    *out = static_cast<int>(processor->processor.backend());
     return MEMHAL_OK;
   });
 }

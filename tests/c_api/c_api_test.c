@@ -315,6 +315,21 @@ static void test_image_processor(void) {
   memhal_convert_options_t options = memhal_convert_options_default();
   int x, y;
   CHECK(options.pad[0] == 114 && options.std[0] == 1.0f && options.resize == 0);
+  CHECK(memhal_image_processor_create_on(1, 7, &processor) == MEMHAL_ERROR_INVALID_ARGUMENT && processor == NULL);
+  CHECK(strstr(memhal_last_error_message(), "backend 7") != NULL);
+  CHECK_OK(memhal_image_processor_create_on(1, MEMHAL_IMAGE_BACKEND_CPU, &processor));
+  CHECK_OK(memhal_image_processor_backend(processor, &x));
+  CHECK(x == MEMHAL_IMAGE_BACKEND_CPU);
+  memhal_image_processor_free(processor);
+  processor = NULL;
+  if (memhal_image_processor_create_on(1, MEMHAL_IMAGE_BACKEND_GL, &processor) == MEMHAL_OK) {
+    CHECK_OK(memhal_image_processor_backend(processor, &x));
+    CHECK(x == MEMHAL_IMAGE_BACKEND_GL);
+    memhal_image_processor_free(processor);
+    processor = NULL;
+  } else {
+    CHECK(strstr(memhal_last_error_message(), "gl backend") != NULL); /* no GL here: says why */
+  }
   CHECK_OK(memhal_image_processor_create(1, &processor));
   CHECK_OK(memhal_tensor_image(8, 4, MEMHAL_PIXEL_FORMAT_RGB, MEMHAL_MEMORY_KIND_MEM, MEMHAL_DTYPE_U8, &src));
   CHECK_OK(memhal_tensor_map(src, MEMHAL_CPU_ACCESS_WRITE, &map));
