@@ -250,25 +250,35 @@ void SampledPacked422ToRgb(const uint8_t* HWY_RESTRICT p, int order, const int32
   }
 }
 
-// The 16 slots of one stream of one chunk (see ShuffleStream).
-HWY_INLINE void pick(const uint8_t* HWY_RESTRICT from, const uint8_t* HWY_RESTRICT control, int windows,
-                     uint8_t* HWY_RESTRICT out) {
+// The 16 slots of one stream of one chunk (see ShuffleStream), from W windows.
+template <int W>
+HWY_INLINE void pick(const uint8_t* HWY_RESTRICT from, const uint8_t* HWY_RESTRICT control, uint8_t* HWY_RESTRICT out) {
 #if HWY_TARGET != HWY_SCALAR
   const hn::Full128<uint8_t> d8;
   auto v = hn::TableLookupBytesOr0(hn::LoadU(d8, from), hn::LoadU(d8, control));
-  for (int w = 1; w < windows; ++w) {
+  for (int w = 1; w < W; ++w) {
     v = hn::Or(v, hn::TableLookupBytesOr0(hn::LoadU(d8, from + 16 * w), hn::LoadU(d8, control + 16 * w)));
   }
   hn::Store(v, d8, out);
 #else
   std::memset(out, 0, 16);
-  for (int w = 0; w < windows; ++w) {
+  for (int w = 0; w < W; ++w) {
     for (int slot = 0; slot < 16; ++slot) {
       const uint8_t at = control[16 * w + slot];
       if (at < 16) out[slot] = from[16 * w + at];
     }
   }
 #endif
+}
+
+HWY_INLINE void pick(const uint8_t* HWY_RESTRICT from, const uint8_t* HWY_RESTRICT control, int windows,
+                     uint8_t* HWY_RESTRICT out) {
+  switch (windows) {
+    case 1: return pick<1>(from, control, out);
+    case 2: return pick<2>(from, control, out);
+    case 3: return pick<3>(from, control, out);
+    default: return pick<4>(from, control, out);
+  }
 }
 
 // Picking bytes with shuffles costs a few instructions per 8 samples, where a vector gather
