@@ -31,6 +31,9 @@ precision highp float;
 precision highp int;
 precision highp usampler2D;
 precision highp isampler2D;
+// Samplers default to lowp in fragment shaders, and drivers do fetch at that precision: tap
+// positions above 2048 and the weights would come back as 16-bit floats.
+precision highp sampler2D;
 
 uniform usampler2D u_plane0;
 uniform usampler2D u_plane1;
