@@ -241,7 +241,8 @@ TEST_F(GlConvert, LargeAreaDownscalesAndUpscalesMatchTheReference) {
                         Case{24, 18, 200, 150, Interpolation::Bilinear}, Case{24, 18, 97, 41, Interpolation::Area},
                         Case{300, 200, 77, 53, Interpolation::Nearest},
                         // Tap tables longer than a texture row of 4096 entries wrap onto more rows.
-                        Case{64, 16, 4400, 6, Interpolation::Bilinear}, Case{9000, 4, 10, 2, Interpolation::Area}}) {
+                        Case{64, 16, 4400, 6, Interpolation::Bilinear}, Case{9000, 4, 10, 2, Interpolation::Area},
+                        Case{3840, 2160, 416, 234, Interpolation::Bilinear}}) {
     ASSERT_OK_AND_ASSIGN(Tensor src, Tensor::image(c.sw, c.sh, PixelFormat::Nv12, MemoryKind::Mem));
     ASSERT_OK_AND_ASSIGN(Tensor dst, Tensor::image(c.dw, c.dh, PixelFormat::Rgb, MemoryKind::Mem));
     fill_random(src, rng);
