@@ -542,6 +542,12 @@ TEST_F(GlConvert, FullHdNv12ToALetterboxedPlanarF32InputTakesMeasuredTime) {
       EXPECT_EQ(report(reference::compare(src, dst, o, 5, kTolerance)), "");
     }
   }
+  // A ratio that is not an integer: two taps per axis from the tables.
+  ASSERT_OK_AND_ASSIGN(Tensor small, Tensor::create({3, 416, 416}, DType::F32, MemoryKind::Mem));
+  o.interpolation = Interpolation::Bilinear;
+  const double small_ms = time_per_call([&] { return convert(src, small, o); });
+  ASSERT_GT(small_ms, 0);
+  std::cout << "1920x1080 nv12 -> 416x416 planar f32 letterbox, bilinear: " << small_ms << " ms per call\n";
   for (PixelFormat to : {PixelFormat::Rgb, PixelFormat::Rgba}) {
     ASSERT_OK_AND_ASSIGN(Tensor full, Tensor::image(1920, 1080, to, MemoryKind::Mem));
     const double ms = time_per_call([&] { return convert(src, full, ConvertOptions{}); });
