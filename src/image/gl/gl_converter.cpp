@@ -557,9 +557,12 @@ Result<void> GlConverter::run(const GlImage& src, const GlImage& dst, const Rect
   glBindBuffer(GL_PIXEL_UNPACK_BUFFER, 0);
   glBindBuffer(GL_PIXEL_PACK_BUFFER, 0);
   glPixelStorei(GL_PACK_ALIGNMENT, 4);
+  // The context is shared with other GL work of the backend (DMA-BUF import draws): set every
+  // state a pass depends on.
   for (GLenum cap : {GL_BLEND, GL_SCISSOR_TEST, GL_DEPTH_TEST, GL_STENCIL_TEST, GL_CULL_FACE, GL_RASTERIZER_DISCARD}) {
     glDisable(cap);
   }
+  glColorMask(GL_TRUE, GL_TRUE, GL_TRUE, GL_TRUE);
   MEMHAL_TRY(prepare_taps(dst, crop, options));
   MEMHAL_TRY(upload_source(src, crop));
   MEMHAL_TRY(sample(src, options));
