@@ -274,6 +274,45 @@ TEST_F(GlConvert, StridedDestinationViewsAreWrittenElementByElement) {
   }
 }
 
+TEST_F(GlConvert, SourcePixelsWithGapsAreReadThroughTheirStrides) {
+  std::mt19937 rng(7);
+  ASSERT_OK_AND_ASSIGN(Tensor dense, Tensor::image(40, 30, PixelFormat::Rgb, MemoryKind::Mem));
+  ASSERT_OK_AND_ASSIGN(Tensor rgbx, Tensor::create({30, 40, 4}, DType::U8, MemoryKind::Mem));
+  fill_random(dense, rng);
+  fill_random(rgbx, rng);
+  ASSERT_OK_AND_ASSIGN(Tensor dst, Tensor::image(24, 24, PixelFormat::Rgb, MemoryKind::Mem));
+  ConvertOptions o;
+  o.rotation = Rotation::Cw90;
+  o.interpolation = Interpolation::Area;
+  {
+    ASSERT_OK_AND_ASSIGN(TensorMap from, dense.map(CpuAccess::Read));
+    ASSERT_OK_AND_ASSIGN(TensorMap to, rgbx.map(CpuAccess::Write));
+    for (int64_t y = 0; y < 30; ++y) {
+      for (int64_t x = 0; x < 40; ++x) {
+        std::memcpy(to.data() + y * to.strides()[0] + x * 4, from.data() + y * from.strides()[0] + x * 3, 3);
+      }
+    }
+  }
+  // The same pixels 4 bytes apart (the fourth byte random) describe the same image.
+  ASSERT_OK(convert(dense, dst, o));
+  EXPECT_EQ(report(reference::compare(dense, dst, o, 5, kTolerance)), "");
+  ASSERT_OK_AND_ASSIGN(Tensor expected, dst.materialize(MemoryKind::Mem));
+  {
+    ASSERT_OK_AND_ASSIGN(TensorMap in, rgbx.map(CpuAccess::Read));
+    ASSERT_OK_AND_ASSIGN(TensorMap out, dst.map(CpuAccess::Write));
+    GlImage s = describe(in, PixelFormat::Rgba);
+    s.format = PixelFormat::Rgb;
+    const GlImage d = describe(out, PixelFormat::Rgb);
+    EXPECT_EQ(converter_->unsupported(s, d, o), std::nullopt);
+    ASSERT_OK(context_->run([&] { return converter_->run(s, d, Rect{0, 0, 40, 30}, o); }));
+  }
+  ASSERT_OK_AND_ASSIGN(TensorMap a, expected.map(CpuAccess::Read));
+  ASSERT_OK_AND_ASSIGN(TensorMap b, dst.map(CpuAccess::Read));
+  for (int64_t y = 0; y < 24; ++y) {
+    EXPECT_EQ(std::memcmp(a.data() + y * a.strides()[0], b.data() + y * b.strides()[0], 24 * 3), 0) << "row " << y;
+  }
+}
+
 TEST_F(GlConvert, RepeatedCallsOfOneGeometryStayCorrectAsOtherOptionsChange) {
   std::mt19937 rng(11);
   ASSERT_OK_AND_ASSIGN(Tensor src, Tensor::image(64, 48, PixelFormat::I420, MemoryKind::Mem));
