@@ -218,20 +218,27 @@ TEST(ImageProcessor, NearestSamplingAtEveryStepMatchesTheReference) {
 }
 
 // Destinations of a few MiB are written around the caches (non-temporal stores, which need
-// aligned addresses): rows at every alignment, letterbox bars included, must still be right.
+// aligned addresses), by the planned 3:1 sampling straight from the conversion or from a float
+// row: rows at every alignment, letterbox bars included, must still be right.
 TEST(ImageProcessor, LargeFloatDestinationsAtAnyRowAlignmentMatchTheReference) {
   std::mt19937 rng(19);
-  ASSERT_OK_AND_ASSIGN(Tensor src, Tensor::image(1280, 720, PixelFormat::Nv12, MemoryKind::Mem));
-  fill_random(src, rng);
   auto proc = processor(2);
-  for (int64_t width : {640, 643}) {
-    ASSERT_OK_AND_ASSIGN(Tensor dst, Tensor::image(width, 640, PixelFormat::PlanarRgb, MemoryKind::Mem, DType::F32, 1));
+  struct Shape {
+    int64_t src_w, dst_w;
+    bool swap_rb;
+  };
+  for (Shape shape : {Shape{1920, 640, false}, Shape{1926, 642, true}, Shape{1280, 643, false}}) {
+    ASSERT_OK_AND_ASSIGN(Tensor src, Tensor::image(shape.src_w, 1080, PixelFormat::Nv12, MemoryKind::Mem));
+    fill_random(src, rng);
+    ASSERT_OK_AND_ASSIGN(Tensor dst,
+                         Tensor::image(shape.dst_w, 640, PixelFormat::PlanarRgb, MemoryKind::Mem, DType::F32, 1));
     ConvertOptions o;
     o.resize = ResizeMode::Letterbox;
     o.mean = {0.485f, 0.456f, 0.406f, 0.5f};
     o.std = {0.229f, 0.224f, 0.225f, 0.25f};
+    o.swap_rb = shape.swap_rb;
     ASSERT_OK(proc.convert(src, dst, o));
-    EXPECT_EQ(report(reference::compare(src, dst, o)), "") << "width " << width;
+    EXPECT_EQ(report(reference::compare(src, dst, o)), "") << shape.src_w << " -> " << shape.dst_w;
   }
 }
 

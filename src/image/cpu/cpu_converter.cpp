@@ -102,6 +102,9 @@ void CpuConverter::prepare(const ImageRef& src, const ImageRef& dst, const Rect&
     plan_.build(src.format, geometry_.horizontal.index.data(), geometry_.content.width);
     plan_stale_ = false;
   }
+  direct_ = sampled_ && plan_.chunks > 0 && dst.format == PixelFormat::PlanarRgb && dst.dtype == DType::F32 &&
+            geometry_.vertical.two_tap && !cache_lines_ && !alpha_ && !fill_alpha_;
+  for (int i = 0; direct_ && i < 3; ++i) direct_ = dst.planes[i].pixel == static_cast<int64_t>(sizeof(float));
 
   const auto positions = static_cast<std::size_t>(geometry_.positions);
   const auto content_w = static_cast<std::size_t>(geometry_.content.width);
@@ -161,6 +164,7 @@ void CpuConverter::process(Scratch& s, int64_t y0, int64_t y1) {
       written_bar = y;
     }
     const RgbaRows row = inside ? slots[pairs && (y & 1) ? 1 : 0] : slots[2];
+    if (inside && direct_ && write_direct(s, y, row)) continue;
     if (inside) compose_row(s, y, row);
     if (!pairs) {
       write_rows(*dst_, y, row, nullptr, params_, s.scratch.data());
@@ -268,6 +272,54 @@ const float* CpuConverter::cached_line(Scratch& s, int64_t line, int64_t keep) {
   return out;
 }
 
+// The next row's source lines load while this one converts: camera frames arrive in DRAM, and
+// rows pages apart defeat the hardware prefetchers.
+void CpuConverter::prefetch_next(int64_t r) {
+  const Geometry& g = geometry_;
+  const AxisTaps& v = g.vertical;
+  if (r + 1 >= g.content.height || g.column_lines) return;
+  const int64_t next = v.index[r + 1];
+  prefetch_row(*src_, g.crop.x, g.crop.y + next, g.positions);
+  if (v.weight[r + 1] != 0.0f) prefetch_row(*src_, g.crop.x, g.crop.y + next + 1, g.positions);
+}
+
+// Normalised planar float rows that one source line feeds go to the destination straight from
+// the planned conversion, which scales and biases in registers: no float row in between and
+// no second pass over it. Only the columns the plan does not cover go through `row`. Plain
+// stores even for a destination streamed otherwise: non-temporal 32-byte pieces into three
+// planes in turn were 2.5x slower (Zen 3), plain ones as fast as the streamed second pass.
+bool CpuConverter::write_direct(Scratch& s, int64_t y, const RgbaRows& row) {
+  const Geometry& g = geometry_;
+  const Rect& box = g.content;
+  const int64_t r = y - box.y;
+  if (g.vertical.weight[r] != 0.0f) return false;
+  prefetch_next(r);
+  float* out[3];
+  float affine[6];
+  for (int j = 0; j < 3; ++j) {
+    const int c = params_.order[j];
+    out[c] = reinterpret_cast<float*>(dst_->planes[j].base + y * dst_->planes[j].row);
+    affine[c] = params_.scale[j];
+    affine[3 + c] = params_.bias[j];
+  }
+  const int64_t line = g.crop.y + g.vertical.index[r];
+  const int64_t done =
+      read_row_planned(*src_, g.crop.x, line, coeffs_, plan_, affine, out[0] + box.x, out[1] + box.x, out[2] + box.x);
+  if (done < box.width) {
+    static const SamplePlan kNoPlan;
+    read_row_sampled(*src_, g.crop.x, line, g.horizontal.index.data() + done, box.width - done, coeffs_, false,
+                     RgbaRows{row.base + box.x + done, row.stride}, s.staging.data(), kNoPlan);
+  }
+  const int64_t after = box.x + done;  // the rest of the row: outputs past the plan, padding
+  for (int j = 0; j < 3; ++j) {
+    const float* in = row.channel(params_.order[j]);
+    float* o = out[params_.order[j]];
+    kernels::store_f32(in, params_.scale[j], params_.bias[j], o, box.x, false);
+    kernels::store_f32(in + after, params_.scale[j], params_.bias[j], o + after, dst_->width - after, false);
+  }
+  return true;
+}
+
 void CpuConverter::compose_row(Scratch& s, int64_t y, const RgbaRows& row) {
   const Geometry& g = geometry_;
   const Rect& box = g.content;
@@ -275,13 +327,7 @@ void CpuConverter::compose_row(Scratch& s, int64_t y, const RgbaRows& row) {
   const AxisTaps& v = g.vertical;
   const int64_t stride = box.width;
   if (v.two_tap && !cache_lines_) {
-    // The next row's source lines load while this one converts: camera frames arrive in DRAM,
-    // and rows pages apart defeat the hardware prefetchers.
-    if (r + 1 < box.height && !g.column_lines) {
-      const int64_t next = v.index[r + 1];
-      prefetch_row(*src_, g.crop.x, g.crop.y + next, g.positions);
-      if (v.weight[r + 1] != 0.0f) prefetch_row(*src_, g.crop.x, g.crop.y + next + 1, g.positions);
-    }
+    prefetch_next(r);
     blend_then_resample(s, v.index[r], v.weight[r], RgbaRows{row.base + box.x, row.stride});
   } else if (v.two_tap) {
     const int64_t l0 = v.index[r];

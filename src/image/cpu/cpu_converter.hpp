@@ -50,6 +50,8 @@ class CpuConverter {
   void prepare(const ImageRef& src, const ImageRef& dst, const Rect& crop, const ConvertOptions& options);
   void process(Scratch& s, int64_t y0, int64_t y1);
   void compose_row(Scratch& s, int64_t y, const RgbaRows& row);
+  bool write_direct(Scratch& s, int64_t y, const RgbaRows& row);
+  void prefetch_next(int64_t r);
   const float* cached_line(Scratch& s, int64_t line, int64_t keep);
   void resample_line(Scratch& s, int64_t line, float* out);
   RgbaRows decode_line(Scratch& s, int64_t line, int slot);
@@ -67,6 +69,7 @@ class CpuConverter {
   bool copy_bars_ = false;  // padding rows are copied from the first one written
   SamplePlan plan_;         // nearest sampling along rows, for the format it names
   bool plan_stale_ = true;
+  bool direct_ = false;                  // planned rows are written to the destination by the conversion
   const std::byte* last_dst_ = nullptr;  // the previous call's destination (cache guess)
 
   // State of the run in progress.

@@ -54,6 +54,12 @@ HWY_INLINE auto load_u8_as_f32(D df, const uint8_t* p) {
   return hn::ConvertTo(df, hn::PromoteTo(di, hn::LoadU(d8, p)));
 }
 
+// Whether `p` is aligned for a full vector of `lanes` elements of T (what Stream needs).
+template <class T>
+bool vector_aligned(const T* p, int64_t lanes) {
+  return reinterpret_cast<uintptr_t>(p) % (sizeof(T) * static_cast<std::size_t>(lanes)) == 0;
+}
+
 // Plain loads, not vector gathers: on AMD Zen and several Intel cores a gather is slower than
 // the scalar loads it replaces, and these loops run at two loads a cycle.
 void Resample2Tap(const float* HWY_RESTRICT in, const int32_t* HWY_RESTRICT index, const float* HWY_RESTRICT weight,
@@ -283,13 +289,18 @@ HWY_INLINE void pick(const uint8_t* HWY_RESTRICT from, const uint8_t* HWY_RESTRI
 
 // Picking bytes with shuffles costs a few instructions per 8 samples, where a vector gather
 // costs about one cycle per sample on current x86 cores (and is emulated on NEON).
-void ShuffledYuvToRgb(const uint8_t* const* rows, const ShuffleStream* streams, const int64_t* limits, const int* slots,
-                      int64_t chunks, const ColorCoeffs& c, float* HWY_RESTRICT r, float* HWY_RESTRICT g,
-                      float* HWY_RESTRICT b) {
+template <bool kAffine>
+void ShuffledChunks(const uint8_t* const* rows, const ShuffleStream* streams, const int64_t* limits, const int* slots,
+                    int64_t chunks, const ColorCoeffs& c, const float* affine, float* HWY_RESTRICT r,
+                    float* HWY_RESTRICT g, float* HWY_RESTRICT b) {
   const hn::CappedTag<float, 8> df;
   const int64_t lanes = static_cast<int64_t>(hn::Lanes(df));
   // Local copies: the compiler cannot tell that the float stores leave them alone.
   const ColorCoeffs coeffs = c;
+  float scale[3] = {}, bias[3] = {};
+  if constexpr (kAffine) {
+    for (int ch = 0; ch < 3; ++ch) scale[ch] = affine[ch], bias[ch] = affine[3 + ch];
+  }
   const int y_slot = slots[0], u_slot = slots[1], v_slot = slots[2];
   const int32_t* base[2] = {streams[0].base.data(), streams[1].base.data()};
   const uint8_t* control[2] = {streams[0].control.data(), streams[1].control.data()};
@@ -312,9 +323,31 @@ void ShuffledYuvToRgb(const uint8_t* const* rows, const ShuffleStream* streams, 
     }
     for (int64_t j = 0; j < 8; j += lanes) {
       const int64_t o = 8 * k + j;
-      yuv_vector(df, load_u8_as_f32(df, picked + y_slot + j), load_u8_as_f32(df, picked + u_slot + j),
-                 load_u8_as_f32(df, picked + v_slot + j), coeffs, r + o, g + o, b + o);
+      const auto y = load_u8_as_f32(df, picked + y_slot + j);
+      const auto u = load_u8_as_f32(df, picked + u_slot + j);
+      const auto v = load_u8_as_f32(df, picked + v_slot + j);
+      if constexpr (!kAffine) {
+        yuv_vector(df, y, u, v, coeffs, r + o, g + o, b + o);
+      } else {
+        // Normalised outputs straight to the destination: clamp, then scale and bias.
+        HWY_ALIGN float rgb[3][8];
+        yuv_vector(df, y, u, v, coeffs, rgb[0], rgb[1], rgb[2]);
+        float* out[3] = {r + o, g + o, b + o};
+        for (int ch = 0; ch < 3; ++ch) {
+          hn::StoreU(hn::MulAdd(hn::Load(df, rgb[ch]), hn::Set(df, scale[ch]), hn::Set(df, bias[ch])), df, out[ch]);
+        }
+      }
     }
+  }
+}
+
+void ShuffledYuvToRgb(const uint8_t* const* rows, const ShuffleStream* streams, const int64_t* limits, const int* slots,
+                      int64_t chunks, const ColorCoeffs& c, const float* affine, float* HWY_RESTRICT r,
+                      float* HWY_RESTRICT g, float* HWY_RESTRICT b) {
+  if (affine == nullptr) {
+    ShuffledChunks<false>(rows, streams, limits, slots, chunks, c, affine, r, g, b);
+  } else {
+    ShuffledChunks<true>(rows, streams, limits, slots, chunks, c, affine, r, g, b);
   }
 }
 
@@ -330,12 +363,6 @@ void BytesToRgb(const uint8_t* HWY_RESTRICT p, int channels, const int* offsets,
   if (a != nullptr) {
     for (int64_t i = 0; i < n; ++i) a[i] = p[i * channels + offsets[3]];
   }
-}
-
-// Whether `p` is aligned for a full vector of `lanes` elements of T (what Stream needs).
-template <class T>
-bool vector_aligned(const T* p, int64_t lanes) {
-  return reinterpret_cast<uintptr_t>(p) % (sizeof(T) * static_cast<std::size_t>(lanes)) == 0;
 }
 
 void StoreF32(const float* HWY_RESTRICT in, float scale, float bias, float* HWY_RESTRICT out, int64_t n, bool stream) {
@@ -472,8 +499,9 @@ void sampled_packed_422_to_rgb(const uint8_t* p, int order, const int32_t* index
   HWY_DYNAMIC_DISPATCH(SampledPacked422ToRgb)(p, order, index, n, c, r, g, b);
 }
 void shuffled_yuv_to_rgb(const uint8_t* const* rows, const ShuffleStream* streams, const int64_t* limits,
-                         const int* slots, int64_t chunks, const ColorCoeffs& c, float* r, float* g, float* b) {
-  HWY_DYNAMIC_DISPATCH(ShuffledYuvToRgb)(rows, streams, limits, slots, chunks, c, r, g, b);
+                         const int* slots, int64_t chunks, const ColorCoeffs& c, const float* affine, float* r,
+                         float* g, float* b) {
+  HWY_DYNAMIC_DISPATCH(ShuffledYuvToRgb)(rows, streams, limits, slots, chunks, c, affine, r, g, b);
 }
 void bytes_to_rgb(const uint8_t* p, int channels, const int* offsets, int64_t n, float* r, float* g, float* b,
                   float* a) {

@@ -51,9 +51,11 @@ struct ShuffleStream {
 };
 /// Nearest-sampled YUV rows by shuffles: per chunk k < `chunks`, stream s picks from rows[s]
 /// (reading no byte at or past limits[s] from it) into slots 16 s .. 16 s + 15; Y, U and V of
-/// the chunk's 8 pixels are the 8 slots from slots[0], slots[1] and slots[2].
+/// the chunk's 8 pixels are the 8 slots from slots[0], slots[1] and slots[2]. `affine`: null,
+/// or R, G, B scales then R, G, B biases applied after clamping (normalised float outputs).
 void shuffled_yuv_to_rgb(const uint8_t* const* rows, const ShuffleStream* streams, const int64_t* limits,
-                         const int* slots, int64_t chunks, const ColorCoeffs& c, float* r, float* g, float* b);
+                         const int* slots, int64_t chunks, const ColorCoeffs& c, const float* affine, float* r,
+                         float* g, float* b);
 /// Interleaved 8-bit pixels of `channels` bytes to float rows; `offsets` give the byte of R, G,
 /// B and A within a pixel (A may be null: not wanted).
 void bytes_to_rgb(const uint8_t* p, int channels, const int* offsets, int64_t n, float* r, float* g, float* b,

@@ -264,6 +264,24 @@ void SamplePlan::build(PixelFormat source, const int32_t* index, int64_t n) {
   chunks = count;
 }
 
+int64_t read_row_planned(const ImageRef& src, int64_t x, int64_t y, const ColorCoeffs& coeffs, const SamplePlan& plan,
+                         const float* affine, float* r, float* g, float* b) {
+  if (plan.format != src.format || plan.chunks == 0) return 0;
+  const auto& p = src.planes;
+  const auto* luma = reinterpret_cast<const uint8_t*>(p[0].base + y * p[0].row + x * p[0].pixel);
+  const uint8_t* rows[2] = {luma, luma};
+  int64_t limits[2] = {src.width - x, src.width - x};  // bytes readable from rows[s]
+  if (src.format == PixelFormat::Yuyv || src.format == PixelFormat::Uyvy || src.format == PixelFormat::Vyuy) {
+    limits[0] = limits[1] = 2 * (src.width - x);
+  } else {
+    const int64_t cy = src.format == PixelFormat::Nv16 ? y : y >> 1;
+    rows[1] = reinterpret_cast<const uint8_t*>(p[1].base + cy * p[1].row + (x >> 1) * p[1].pixel);
+  }
+  kernels::shuffled_yuv_to_rgb(rows, plan.streams.data(), limits, plan.slots.data(), plan.chunks, coeffs, affine, r, g,
+                               b);
+  return 8 * plan.chunks;
+}
+
 void read_row_sampled(const ImageRef& src, int64_t x, int64_t y, const int32_t* index, int64_t n,
                       const ColorCoeffs& coeffs, bool alpha, const RgbaRows& out, uint8_t* staging,
                       const SamplePlan& plan) {
@@ -279,24 +297,17 @@ void read_row_sampled(const ImageRef& src, int64_t x, int64_t y, const int32_t* 
   float* r = out.channel(0);
   float* g = out.channel(1);
   float* b = out.channel(2);
-  // The plan's chunks first (rows[s] may be read up to `limit` bytes); returns the outputs done.
-  const auto shuffled = [&](const uint8_t* const* rows, int64_t limit) -> int64_t {
-    if (plan.format != src.format || plan.chunks == 0) return 0;
-    const int64_t limits[2] = {limit, limit};
-    kernels::shuffled_yuv_to_rgb(rows, plan.streams.data(), limits, plan.slots.data(), plan.chunks, coeffs, r, g, b);
-    return 8 * plan.chunks;
-  };
+  // The plan's chunks first; the rest (and everything without a plan) by the gather kernels.
+  const int64_t done = read_row_planned(src, x, y, coeffs, plan, nullptr, r, g, b);
   switch (src.format) {
     case PixelFormat::Nv12:
     case PixelFormat::Nv21:
     case PixelFormat::Nv16: {
       const int64_t cy = src.format == PixelFormat::Nv16 ? y : y >> 1;
-      const uint8_t* rows[2] = {row_ptr(0, x, y), row_ptr(1, x >> 1, cy)};
-      const int64_t done = shuffled(rows, src.width - x);
       // The kernel reads 4 bytes per sample; the last ones of the image row go byte by byte.
       const auto limit = static_cast<int32_t>(src.width - x - 4);
-      kernels::sampled_semi_planar_to_rgb(rows[0], rows[1], src.format == PixelFormat::Nv21, index + done, n - done,
-                                          limit, coeffs, r + done, g + done, b + done);
+      kernels::sampled_semi_planar_to_rgb(row_ptr(0, x, y), row_ptr(1, x >> 1, cy), src.format == PixelFormat::Nv21,
+                                          index + done, n - done, limit, coeffs, r + done, g + done, b + done);
       return;
     }
     case PixelFormat::Nv24: {
@@ -323,9 +334,7 @@ void read_row_sampled(const ImageRef& src, int64_t x, int64_t y, const int32_t* 
     case PixelFormat::Yuyv:
     case PixelFormat::Uyvy:
     case PixelFormat::Vyuy: {
-      const uint8_t* rows[2] = {row_ptr(0, x, y), row_ptr(0, x, y)};
-      const int64_t done = shuffled(rows, 2 * (src.width - x));
-      kernels::sampled_packed_422_to_rgb(rows[0],
+      kernels::sampled_packed_422_to_rgb(row_ptr(0, x, y),
                                          src.format == PixelFormat::Yuyv   ? 0
                                          : src.format == PixelFormat::Uyvy ? 1
                                                                            : 2,

@@ -43,6 +43,12 @@ struct SamplePlan {
   void build(PixelFormat source, const int32_t* index, int64_t n);
 };
 
+/// The first 8 * plan.chunks outputs of read_row_sampled by the plan alone, normalised by
+/// `affine` as kernels::shuffled_yuv_to_rgb says; returns how many were written (0 when the
+/// plan was not built for this source's format).
+int64_t read_row_planned(const ImageRef& src, int64_t x, int64_t y, const ColorCoeffs& coeffs, const SamplePlan& plan,
+                         const float* affine, float* r, float* g, float* b);
+
 /// Decodes only the pixels `x + index[i]`, i < n, of source row `y` (nearest sampling along the
 /// row: decoding costs what the output needs, not what the source holds), by `plan` where it
 /// was built for these indices and this format. `staging` holds 3 * n bytes.
