@@ -388,10 +388,15 @@ void StreamCopy(const uint8_t* HWY_RESTRICT in, uint8_t* HWY_RESTRICT out, int64
   for (; i < n; ++i) out[i] = in[i];
 }
 
+// Adding 1.5 * 2^23 to a value in [0, 255] rounds it to the nearest integer (ties to even, as
+// lrintf) into the low mantissa bits; less the constant's own bits, that is the integer. An
+// add, a subtract and a byte pick instead of NearestInt's overflow fix-ups and a two-step
+// saturating demotion.
 HWY_INLINE auto to_u8(DF df, const float* in) {
-  const hn::Rebind<uint8_t, DF> d8;
+  const hn::RebindToUnsigned<DF> du;
+  const auto magic = hn::Set(df, 12582912.0f);
   const auto clamped = hn::Min(hn::Max(hn::LoadU(df, in), hn::Zero(df)), hn::Set(df, 255.0f));
-  return hn::DemoteTo(d8, hn::NearestInt(clamped));
+  return hn::U8FromU32(hn::Sub(hn::BitCast(du, hn::Add(clamped, magic)), hn::BitCast(du, magic)));
 }
 
 inline uint8_t to_u8_scalar(float v, int bias) {
