@@ -1,4 +1,5 @@
 // ImageProcessor on the CPU, checked against the reference implementation in reference.cpp.
+#include <hwy/targets.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -239,6 +240,49 @@ TEST(ImageProcessor, LargeFloatDestinationsAtAnyRowAlignmentMatchTheReference) {
     o.swap_rb = shape.swap_rb;
     ASSERT_OK(proc.convert(src, dst, o));
     EXPECT_EQ(report(reference::compare(src, dst, o)), "") << shape.src_w << " -> " << shape.dst_w;
+  }
+}
+
+// The kernels are compiled once per instruction set (Highway dynamic dispatch) and the machine
+// running the tests picks one; forcing each compiled one in turn checks the others too (SSE4
+// has NEON's 4 float lanes, EMU128 and SCALAR are the portable fallbacks).
+TEST(ImageProcessor, EveryCompiledInstructionSetMatchesTheReference) {
+  struct Job {
+    PixelFormat from;
+    int64_t src_w, src_h;
+    PixelFormat to;
+    DType dtype;
+    int64_t dst_w, dst_h;
+    Interpolation interpolation;
+  };
+  const Job jobs[] = {
+      {PixelFormat::Nv12, 330, 60, PixelFormat::PlanarRgb, DType::F32, 110, 40, Interpolation::Bilinear},
+      {PixelFormat::Yuyv, 330, 60, PixelFormat::Rgb, DType::U8, 110, 40, Interpolation::Bilinear},
+      {PixelFormat::Uyvy, 200, 40, PixelFormat::Bgr, DType::U8, 67, 30, Interpolation::Nearest},
+      {PixelFormat::Nv21, 96, 40, PixelFormat::Rgba, DType::I8, 61, 50, Interpolation::Bilinear},
+      {PixelFormat::I420, 64, 48, PixelFormat::PlanarRgb, DType::F32, 40, 40, Interpolation::Area},
+      {PixelFormat::Bgra, 50, 30, PixelFormat::Grey, DType::U8, 33, 20, Interpolation::Bilinear},
+  };
+  struct Restore {
+    ~Restore() { hwy::SetSupportedTargetsForTest(0); }
+  } restore;
+  std::mt19937 rng(23);
+  for (int64_t target : hwy::SupportedAndGeneratedTargets()) {
+    hwy::SetSupportedTargetsForTest(target);
+    auto proc = processor(1);
+    for (const Job& job : jobs) {
+      ASSERT_OK_AND_ASSIGN(Tensor src, Tensor::image(job.src_w, job.src_h, job.from, MemoryKind::Mem));
+      fill_random(src, rng);
+      ASSERT_OK_AND_ASSIGN(Tensor dst, Tensor::image(job.dst_w, job.dst_h, job.to, MemoryKind::Mem, job.dtype));
+      ConvertOptions o;
+      o.resize = ResizeMode::Letterbox;
+      o.interpolation = job.interpolation;
+      o.mean = {0.485f, 0.456f, 0.406f, 0.5f};
+      o.std = {0.229f, 0.224f, 0.225f, 0.25f};
+      ASSERT_OK(proc.convert(src, dst, o));
+      EXPECT_EQ(report(reference::compare(src, dst, o)), "")
+          << hwy::TargetName(target) << ": " << to_string(job.from) << " -> " << to_string(job.to);
+    }
   }
 }
 
