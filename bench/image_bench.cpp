@@ -100,7 +100,7 @@ void memhal_job(benchmark::State& state, PixelFormat format, bool planar_f32, un
   Tensor src = frame(format);
   Tensor dst = must(Tensor::image(kDst, kDst, planar_f32 ? PixelFormat::PlanarRgb : PixelFormat::Rgb, MemoryKind::Mem,
                                   planar_f32 ? DType::F32 : DType::U8, 1));
-  auto proc = std::move(*ImageProcessor::create({threads}));
+  auto proc = std::move(*ImageProcessor::create({.threads = threads, .backend = ImageBackend::Cpu}));
   ConvertOptions o;
   o.resize = ResizeMode::Letterbox;
   if (planar_f32) {
