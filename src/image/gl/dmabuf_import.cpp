@@ -24,13 +24,13 @@ constexpr uint64_t kDrmFormatModLinear = 0;
 constexpr std::size_t kEntriesPerBuffer = 4;
 
 // One triangle covering the target; each fragment copies one byte, b/255 back to b.
-constexpr const char* kCopyVertex = R"(#version 300 es
+constexpr const char* kCopyVertex = R"(
 void main() {
   vec2 p = vec2(float((gl_VertexID & 1) << 2) - 1.0, float((gl_VertexID & 2) << 1) - 1.0);
   gl_Position = vec4(p, 0.0, 1.0);
 }
 )";
-constexpr const char* kCopyFragment = R"(#version 300 es
+constexpr const char* kCopyFragment = R"(
 precision highp float;
 uniform highp sampler2D u_bytes;
 layout(location = 0) out highp uvec4 o_byte;
@@ -38,39 +38,6 @@ void main() {
   o_byte = uvec4(uint(texelFetch(u_bytes, ivec2(gl_FragCoord.xy), 0).r * 255.0 + 0.5), 0u, 0u, 1u);
 }
 )";
-
-Result<GLuint> compile(GLenum stage, const char* source) {
-  const GLuint shader = glCreateShader(stage);
-  glShaderSource(shader, 1, &source, nullptr);
-  glCompileShader(shader);
-  GLint ok = GL_FALSE;
-  glGetShaderiv(shader, GL_COMPILE_STATUS, &ok);
-  if (ok == GL_TRUE) return shader;
-  char log[1024] = {};
-  glGetShaderInfoLog(shader, sizeof log, nullptr, log);
-  glDeleteShader(shader);
-  return fail(ErrorCode::Unavailable, "DMA-BUF import: the byte-copy shader does not compile: ", log);
-}
-
-Result<GLuint> copy_program() {
-  MEMHAL_ASSIGN_OR_RETURN(const GLuint vertex, compile(GL_VERTEX_SHADER, kCopyVertex));
-  auto fragment = compile(GL_FRAGMENT_SHADER, kCopyFragment);
-  if (!fragment) {
-    glDeleteShader(vertex);
-    return unexpected(fragment.error());
-  }
-  const GLuint program = glCreateProgram();
-  glAttachShader(program, vertex);
-  glAttachShader(program, *fragment);
-  glLinkProgram(program);
-  glDeleteShader(vertex);
-  glDeleteShader(*fragment);
-  GLint ok = GL_FALSE;
-  glGetProgramiv(program, GL_LINK_STATUS, &ok);
-  if (ok == GL_TRUE) return program;
-  glDeleteProgram(program);
-  return fail(ErrorCode::Unavailable, "DMA-BUF import: the byte-copy program does not link");
-}
 
 }  // namespace
 
@@ -87,7 +54,7 @@ Result<std::unique_ptr<DmaBufImporter>> DmaBufImporter::create(GlContext& contex
     return fail(ErrorCode::Unavailable, "GL driver ", context.info().renderer,
                 " lacks eglCreateImageKHR or glEGLImageTargetTexture2DOES (EGL_KHR_image_base, GL_OES_EGL_image)");
   }
-  MEMHAL_ASSIGN_OR_RETURN(const GLuint program, copy_program());
+  MEMHAL_ASSIGN_OR_RETURN(const GLuint program, build_program(kCopyVertex, "", kCopyFragment, "DMA-BUF byte copy"));
   std::unique_ptr<DmaBufImporter> importer(new DmaBufImporter(context, context.info().dma_buf_import_modifiers,
                                                               create_image, destroy_image, target_texture));
   importer->program_ = program;

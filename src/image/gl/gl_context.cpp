@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <string>
 #include <string_view>
 
 #include "core/strings.hpp"
@@ -76,7 +77,54 @@ Result<OpenedDisplay> open_display() {
               "); no EGL driver answered: install Mesa's (libegl-mesa0) or the GPU vendor's");
 }
 
+// Compiles `body` after the version line and `defines`.
+Result<GLuint> compile(GLenum type, const char* defines, const char* body, const char* name) {
+  const GLuint shader = glCreateShader(type);
+  if (shader == 0) {
+    return fail(ErrorCode::Unavailable, "GL backend: glCreateShader (", name,
+                ") failed: ", gl_error_name(glGetError()));
+  }
+  const char* parts[] = {"#version 300 es\n", defines, body};
+  glShaderSource(shader, 3, parts, nullptr);
+  glCompileShader(shader);
+  GLint ok = GL_FALSE;
+  glGetShaderiv(shader, GL_COMPILE_STATUS, &ok);
+  if (ok == GL_TRUE) return shader;
+  GLint length = 0;
+  glGetShaderiv(shader, GL_INFO_LOG_LENGTH, &length);
+  std::string log(static_cast<std::size_t>(std::max(length, 1)), '\0');
+  glGetShaderInfoLog(shader, length, nullptr, log.data());
+  glDeleteShader(shader);
+  return fail(ErrorCode::Unavailable, "GL backend: the ", name, " shader does not compile: ", log.c_str());
+}
+
 }  // namespace
+
+Result<GLuint> build_program(const char* vertex_body, const char* defines, const char* fragment_body,
+                             const char* name) {
+  MEMHAL_ASSIGN_OR_RETURN(const GLuint vertex, compile(GL_VERTEX_SHADER, "", vertex_body, "vertex"));
+  auto fragment = compile(GL_FRAGMENT_SHADER, defines, fragment_body, name);
+  if (!fragment) {
+    glDeleteShader(vertex);
+    return unexpected(fragment.error());
+  }
+  const GLuint program = glCreateProgram();
+  glAttachShader(program, vertex);
+  glAttachShader(program, *fragment);
+  glLinkProgram(program);
+  // The program keeps what it linked; the shaders go once it does.
+  glDeleteShader(vertex);
+  glDeleteShader(*fragment);
+  GLint ok = GL_FALSE;
+  glGetProgramiv(program, GL_LINK_STATUS, &ok);
+  if (ok == GL_TRUE) return program;
+  GLint length = 0;
+  glGetProgramiv(program, GL_INFO_LOG_LENGTH, &length);
+  std::string log(static_cast<std::size_t>(std::max(length, 1)), '\0');
+  glGetProgramInfoLog(program, length, nullptr, log.data());
+  glDeleteProgram(program);
+  return fail(ErrorCode::Unavailable, "GL backend: the ", name, " program does not link: ", log.c_str());
+}
 
 const char* gl_error_name(GLenum error) noexcept {
   switch (error) {

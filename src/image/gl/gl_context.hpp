@@ -98,6 +98,10 @@ std::invoke_result_t<F&> GlContext::run(F&& fn) {
   return done.get();
 }
 
+/// Compiles and links a GLSL ES 3.00 program (the version line is added, `defines` goes before
+/// the fragment body). On the GL thread. `Unavailable` with the info log, naming `name`.
+Result<GLuint> build_program(const char* vertex_body, const char* defines, const char* fragment_body, const char* name);
+
 /// The GL error flag as text ("GL_INVALID_OPERATION"), or "GL_NO_ERROR".
 const char* gl_error_name(GLenum error) noexcept;
 /// The EGL error as text ("EGL_BAD_ALLOC").

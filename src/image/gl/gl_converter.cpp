@@ -35,52 +35,6 @@ Result<void> gl_check(const char* call) {
   return fail(ErrorCode::Unavailable, "GL converter: ", call, " failed: ", gl_error_name(error));
 }
 
-// Compiles `body` after the version line and `defines`.
-Result<GLuint> compile(GLenum type, const char* defines, const char* body, const char* name) {
-  const GLuint shader = glCreateShader(type);
-  if (shader == 0) {
-    return fail(ErrorCode::Unavailable, "GL converter: glCreateShader (", name,
-                ") failed: ", gl_error_name(glGetError()));
-  }
-  const char* parts[] = {"#version 300 es\n", defines, body};
-  glShaderSource(shader, 3, parts, nullptr);
-  glCompileShader(shader);
-  GLint ok = GL_FALSE;
-  glGetShaderiv(shader, GL_COMPILE_STATUS, &ok);
-  if (ok == GL_TRUE) return shader;
-  GLint length = 0;
-  glGetShaderiv(shader, GL_INFO_LOG_LENGTH, &length);
-  std::string log(static_cast<std::size_t>(std::max(length, 1)), '\0');
-  glGetShaderInfoLog(shader, length, nullptr, log.data());
-  glDeleteShader(shader);
-  return fail(ErrorCode::Unavailable, "GL converter: the ", name, " shader does not compile: ", log.c_str());
-}
-
-Result<GLuint> link(const char* defines, const char* fragment_body, const char* name) {
-  MEMHAL_ASSIGN_OR_RETURN(const GLuint vertex, compile(GL_VERTEX_SHADER, "", shaders::kVertex, "vertex"));
-  auto fragment = compile(GL_FRAGMENT_SHADER, defines, fragment_body, name);
-  if (!fragment) {
-    glDeleteShader(vertex);
-    return unexpected(fragment.error());
-  }
-  const GLuint program = glCreateProgram();
-  glAttachShader(program, vertex);
-  glAttachShader(program, *fragment);
-  glLinkProgram(program);
-  // The program keeps what it linked; the shaders go once it does.
-  glDeleteShader(vertex);
-  glDeleteShader(*fragment);
-  GLint ok = GL_FALSE;
-  glGetProgramiv(program, GL_LINK_STATUS, &ok);
-  if (ok == GL_TRUE) return program;
-  GLint length = 0;
-  glGetProgramiv(program, GL_INFO_LOG_LENGTH, &length);
-  std::string log(static_cast<std::size_t>(std::max(length, 1)), '\0');
-  glGetProgramInfoLog(program, length, nullptr, log.data());
-  glDeleteProgram(program);
-  return fail(ErrorCode::Unavailable, "GL converter: the ", name, " program does not link: ", log.c_str());
-}
-
 GLint at(GLuint program, const char* name) {
   return glGetUniformLocation(program, name);
 }
@@ -206,7 +160,7 @@ Result<GLuint> GlConverter::sample_program(int kind, bool alpha, bool affine_h, 
   std::snprintf(defines, sizeof defines,
                 "#define KIND %d\n#define ALPHA %s\n#define AFFINE_H %d\n#define AFFINE_V %d\n", kind,
                 alpha ? "true" : "false", affine_h ? 1 : 0, affine_v ? 1 : 0);
-  MEMHAL_ASSIGN_OR_RETURN(program, link(defines, shaders::kSample, "sample"));
+  MEMHAL_ASSIGN_OR_RETURN(program, build_program(shaders::kVertex, defines, shaders::kSample, "sample"));
   ++objects_made_;
   glUseProgram(program);
   const char* planes[] = {"u_plane0", "u_plane1", "u_plane2", "u_plane3"};
@@ -222,7 +176,7 @@ Result<GLuint> GlConverter::pack_program(int mode, int dtype, int channels) {
   char defines[80];
   std::snprintf(defines, sizeof defines, "#define MODE %d\n#define DTYPE %d\n#define CHANNELS %d\n", mode, dtype,
                 channels);
-  MEMHAL_ASSIGN_OR_RETURN(program, link(defines, shaders::kPack, "pack"));
+  MEMHAL_ASSIGN_OR_RETURN(program, build_program(shaders::kVertex, defines, shaders::kPack, "pack"));
   ++objects_made_;
   glUseProgram(program);
   glUniform1i(at(program, "u_image"), kUnitContent);
