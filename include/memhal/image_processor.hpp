@@ -160,7 +160,8 @@ class MEMHAL_EXPORT ImageProcessor {
 
   /// Allocates an image where this processor works best. Empty `memory` auto-selects: a CPU
   /// processor DmaBuf, then Mem; a GL processor DmaBuf when its driver imports DMA-BUFs, then
-  /// Pbo, then Mem (the tensor's `allocation_notes()` say what was skipped). A pinned `memory`
+  /// Pbo, then Mem (the tensor's `allocation_notes()` say what was skipped); with
+  /// `MEMHAL_FORCE_MEM` set, Mem on either backend, as `Tensor::create`. A pinned `memory`
   /// never falls back; `Pbo` needs a GL processor (`Unavailable` otherwise). Pbo images belong
   /// to this processor's GL context: they map for the CPU from any thread, convert without a
   /// CPU copy on this processor, and answer `Unavailable` ("GL context gone") once it is

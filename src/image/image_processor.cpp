@@ -293,8 +293,17 @@ Result<Tensor> ImageProcessor::create_image(int64_t width, int64_t height, Pixel
 #if MEMHAL_WITH_GL
   if (impl_->gl) {
     std::string notes;
+    if (!memory && force_mem_requested()) {
+      // As Tensor::create: MEMHAL_FORCE_MEM sends auto-selection straight to Mem, Pbo included.
+      auto image = Tensor::image(width, height, format, std::nullopt, dtype);
+      if (image) {
+        auto& storage = detail::TensorAccess::buffers(*image)[0];
+        storage->set_notes(detail::cat("pbo skipped: MEMHAL_FORCE_MEM is set; ", storage->notes()));
+      }
+      return image;
+    }
     if (!memory) {
-      if (impl_->gl->driver().dma_buf_import && !force_mem_requested()) {
+      if (impl_->gl->driver().dma_buf_import) {
         auto image = Tensor::image(width, height, format, MemoryKind::DmaBuf, dtype);
         if (image) return image;
         notes = detail::cat("dmabuf skipped: ", image.error().message(), "; ");

@@ -141,6 +141,25 @@ TEST(GlBackend, CreateImageAutoSelectsPboWhenTheDriverCannotImportDmaBufs) {
   EXPECT_EQ(mem.memory(), MemoryKind::Mem);
 }
 
+TEST(GlBackend, MemhalForceMemSendsCreateImageToMemButKeepsAPinnedKind) {
+  GL_PROCESSOR_OR_SKIP(gl);
+  ASSERT_OK_AND_ASSIGN(ImageProcessor cpu, ImageProcessor::create({.threads = 1, .backend = ImageBackend::Cpu}));
+  {
+    ScopedEnv force("MEMHAL_FORCE_MEM", "1");
+    for (const ImageProcessor* p : {&gl, &cpu}) {
+      ASSERT_OK_AND_ASSIGN(Tensor image, p->create_image(64, 48, PixelFormat::Nv12));
+      EXPECT_EQ(image.memory(), MemoryKind::Mem) << to_string(p->backend());
+      EXPECT_NE(image.allocation_notes().find("MEMHAL_FORCE_MEM"), std::string::npos) << image.allocation_notes();
+      EXPECT_EQ(image.pixel_format(), PixelFormat::Nv12);
+    }
+    ASSERT_OK_AND_ASSIGN(Tensor pinned, gl.create_image(32, 32, PixelFormat::Rgb, DType::U8, MemoryKind::Pbo));
+    EXPECT_EQ(pinned.memory(), MemoryKind::Pbo);
+  }
+  ScopedEnv off("MEMHAL_FORCE_MEM", "0");
+  ASSERT_OK_AND_ASSIGN(Tensor image, gl.create_image(64, 48, PixelFormat::Nv12));
+  EXPECT_NE(image.memory(), MemoryKind::Mem) << image.allocation_notes();
+}
+
 TEST(GlBackend, ACpuProcessorRefusesPboImagesAndTensorCreatePointsToCreateImage) {
   ASSERT_OK_AND_ASSIGN(ImageProcessor cpu, ImageProcessor::create({.threads = 1, .backend = ImageBackend::Cpu}));
   auto pbo = cpu.create_image(16, 16, PixelFormat::Rgb, DType::U8, MemoryKind::Pbo);
@@ -221,6 +240,58 @@ TEST(GlBackend, APboImageOutlivingItsProcessorFailsCleanly) {
   ASSERT_OK_AND_ASSIGN(Tensor dst, Tensor::image(16, 16, PixelFormat::Rgb, MemoryKind::Mem));
   ASSERT_OK_AND_ASSIGN(ImageProcessor cpu, ImageProcessor::create({.threads = 1, .backend = ImageBackend::Cpu}));
   EXPECT_ERROR(ErrorCode::Unavailable, cpu.convert(orphan, dst));
+}
+
+void fill_rgb(const Tensor& image, uint8_t r, uint8_t g, uint8_t b) {
+  auto map = image.map(CpuAccess::Write);
+  ASSERT_OK(map);
+  const int64_t pitch = image.strides()[0];
+  for (int64_t y = 0; y < image.shape()[0]; ++y) {
+    std::byte* row = map->data() + y * pitch;
+    for (int64_t x = 0; x < image.shape()[1]; ++x) {
+      row[3 * x] = std::byte{r};
+      row[3 * x + 1] = std::byte{g};
+      row[3 * x + 2] = std::byte{b};
+    }
+  }
+}
+
+// The scenario: p1's Pbo outlives p1, p2 has a Pbo of its own (in a fresh context its
+// GL buffer name is likely the dead one's), and p2 is asked to convert the orphan. The orphan is
+// refused by the identity of its context, whatever address the allocator gave p2's context, so
+// p2's pixels are never read in its place. Rounds make an address reuse likely, which is when a
+// pointer comparison would have accepted the orphan.
+TEST(GlBackend, AnOrphanedPboIsRefusedByALaterProcessorAndNeverReadAsItsOwnBuffer) {
+  if (expect_no_gl()) GTEST_SKIP() << "this run hides the GL driver (MEMHAL_TEST_EXPECT_NO_GL)";
+  for (int round = 0; round < 4; ++round) {
+    std::optional<Tensor> old;
+    {
+      auto p1 = ImageProcessor::create({.threads = 1, .backend = ImageBackend::Gl});
+      if (!p1) GTEST_SKIP() << "no GL here: " << p1.error().message();
+      ASSERT_OK_AND_ASSIGN(Tensor made, p1->create_image(8, 8, PixelFormat::Rgb, DType::U8, MemoryKind::Pbo));
+      fill_rgb(made, 10, 200, 30);
+      old.emplace(std::move(made));
+    }
+    ASSERT_OK_AND_ASSIGN(ImageProcessor p2, ImageProcessor::create({.threads = 1, .backend = ImageBackend::Gl}));
+    ASSERT_OK_AND_ASSIGN(Tensor own, p2.create_image(8, 8, PixelFormat::Rgb, DType::U8, MemoryKind::Pbo));
+    fill_rgb(own, 250, 5, 5);
+    ASSERT_OK_AND_ASSIGN(Tensor dst, Tensor::image(8, 8, PixelFormat::Rgb, MemoryKind::Mem));
+    auto done = p2.convert(*old, dst);
+    EXPECT_ERROR(ErrorCode::Unavailable, done);
+    if (!done) {
+      EXPECT_NE(done.error().message().find("GL context gone"), std::string::npos) << done.error().message();
+    }
+    EXPECT_EQ(p2.stats().gl_calls, 0u) << "round " << round;
+    {
+      ASSERT_OK_AND_ASSIGN(TensorMap out, dst.map(CpuAccess::Read));
+      EXPECT_EQ(out.data()[0], std::byte{0}) << "round " << round << ": the destination was written";
+    }
+    // p2's own Pbo still converts on GL.
+    ASSERT_OK(p2.convert(own, dst));
+    EXPECT_EQ(p2.last_backend(), ImageBackend::Gl);
+    ASSERT_OK_AND_ASSIGN(TensorMap out, dst.map(CpuAccess::Read));
+    EXPECT_NEAR(static_cast<int>(out.data()[0]), 250, 1);
+  }
 }
 
 TEST(GlBackend, AMapOpenWhenTheProcessorDiesStaysValidUntilItEnds) {

@@ -29,7 +29,8 @@ struct Operand {
 };
 
 // Pbo images of this context are used in place; anything else host-mappable is mapped. A Pbo
-// the CPU holds mapped, or one of another processor, cannot be used by this context.
+// the CPU holds mapped, or one of another processor, cannot be used by this context (the
+// caller converts it on the CPU); one whose processor was destroyed is `Unavailable`.
 Result<std::variant<Operand, std::string>> bind(const Tensor& tensor, const ImageGeometry& g, CpuAccess access,
                                                 const GlContext& context, const char* role, bool map_host = true) {
   Operand op;
@@ -44,7 +45,14 @@ Result<std::variant<Operand, std::string>> bind(const Tensor& tensor, const Imag
     op.image.planes[i] = {nullptr, 0, p.offset, p.row, p.pixel, p.comp};
     const auto* pbo = dynamic_cast<const PboStorage*>(buffers[p.buffer].get());
     if (pbo == nullptr) continue;
-    if (!pbo->belongs_to(context)) return cat(role, " '", tensor.name(), "' is a Pbo image of another processor");
+    if (!pbo->belongs_to(context)) {
+      // A dead context's buffer name may be reused by a live context: never touch it.
+      if (pbo->context_gone()) {
+        return fail(ErrorCode::Unavailable, "GL convert: ", role, " '", tensor.name(), "' is a Pbo image (buffer ",
+                    pbo->buffer(), ") of a destroyed ImageProcessor: GL context gone");
+      }
+      return cat(role, " '", tensor.name(), "' is a Pbo image of another processor");
+    }
     if (pbo->mapped()) return cat(role, " '", tensor.name(), "' is a Pbo image the CPU holds mapped");
     op.image.planes[i].buffer = pbo->buffer();
   }

@@ -160,6 +160,12 @@ const char* egl_error_name(EGLint error) noexcept {
   }
 }
 
+// 64 bits: a new context every nanosecond would take centuries to wrap.
+GlContext::GlContext() : id_([] {
+  static std::atomic<uint64_t> next{1};
+  return next.fetch_add(1, std::memory_order_relaxed);
+}()) {}
+
 Result<std::shared_ptr<GlContext>> GlContext::create() {
   std::shared_ptr<GlContext> context(new GlContext());
   std::promise<Result<void>> started;

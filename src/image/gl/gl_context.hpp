@@ -54,6 +54,10 @@ class GlContext {
   GlContext& operator=(const GlContext&) = delete;
 
   const GlInfo& info() const noexcept { return info_; }
+  /// This context's identity for the life of the process: ids are never reused, unlike the
+  /// address of a destroyed context, so an object that names its context by id cannot be
+  /// mistaken for one of a later context allocated at the same address.
+  uint64_t id() const noexcept { return id_; }
   EGLDisplay display() const noexcept { return display_; }
   bool on_gl_thread() const noexcept { return std::this_thread::get_id() == thread_.get_id(); }
 
@@ -68,7 +72,7 @@ class GlContext {
   Result<void> check_reset();
 
  private:
-  GlContext() = default;
+  GlContext();
   Result<void> make_current();
   void read_info(const char* egl_extensions);
   void post(std::function<void()> task);
@@ -79,6 +83,7 @@ class GlContext {
   EGLContext context_ = EGL_NO_CONTEXT;
   EGLSurface surface_ = EGL_NO_SURFACE;
   GlInfo info_;
+  const uint64_t id_;
   std::mutex mutex_;
   std::condition_variable wake_;
   std::deque<std::function<void()>> tasks_;

@@ -51,7 +51,7 @@ Result<std::shared_ptr<PboStorage>> PboStorage::create(const std::shared_ptr<GlC
     return fail(made.error == GL_OUT_OF_MEMORY ? ErrorCode::OutOfMemory : ErrorCode::Unavailable, "Pbo allocation of ",
                 size, " bytes: glBufferData failed: ", gl_error_name(made.error));
   }
-  return std::shared_ptr<PboStorage>(new PboStorage(context, context.get(), made.buffer, size));
+  return std::shared_ptr<PboStorage>(new PboStorage(context, context->id(), made.buffer, size));
 }
 
 PboStorage::~PboStorage() {

@@ -28,17 +28,20 @@ class PboStorage final : public Storage {
   void end_access(CpuAccess access) noexcept override;
 
   GLuint buffer() const noexcept { return buffer_; }
-  /// Whether `context` is the one this buffer lives in.
-  bool belongs_to(const GlContext& context) const noexcept { return owner_ == &context; }
+  /// Whether `context` is the one this buffer lives in. Compares the context's id, never its
+  /// address: a later context allocated where a destroyed one was is not this buffer's.
+  bool belongs_to(const GlContext& context) const noexcept { return owner_id_ == context.id(); }
+  /// Whether the context this buffer lived in was destroyed (and the buffer with it).
+  bool context_gone() const noexcept { return context_.expired(); }
   /// Whether the CPU holds a map (GL must not use a mapped buffer).
   bool mapped() const;
 
  private:
-  PboStorage(std::weak_ptr<GlContext> context, const GlContext* owner, GLuint buffer, std::size_t size)
-      : context_(std::move(context)), owner_(owner), buffer_(buffer), size_(size) {}
+  PboStorage(std::weak_ptr<GlContext> context, uint64_t owner_id, GLuint buffer, std::size_t size)
+      : context_(std::move(context)), owner_id_(owner_id), buffer_(buffer), size_(size) {}
 
   std::weak_ptr<GlContext> context_;
-  const GlContext* owner_;
+  uint64_t owner_id_;
   GLuint buffer_;
   std::size_t size_;
   mutable std::mutex mutex_;
