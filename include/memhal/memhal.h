@@ -5,8 +5,11 @@
  * Conventions, for every function here:
  * - It returns an `int` status: `MEMHAL_OK` (0) or one of the `MEMHAL_ERROR_*` codes (the
  *   C++ `memhal::ErrorCode` values). On failure `memhal_last_error_message()` gives the
- *   message of this thread's last failure, and outputs are left untouched (a handle output is
- *   set to NULL). No C++ exception ever crosses this boundary.
+ *   message of this thread's last failure, and outputs are left untouched, except that a handle
+ *   output (`memhal_*_t **`) is set to NULL on every failure, argument errors included, when
+ *   its pointer is not NULL. No C++ exception ever crosses this boundary.
+ * - Fields documented "must be 0" (reserved for later versions) are checked: a nonzero one is
+ *   `MEMHAL_ERROR_INVALID_ARGUMENT`, naming the field.
  * - Outputs are written through pointers; a NULL output pointer is `MEMHAL_ERROR_INVALID_ARGUMENT`.
  * - Every integer that names a vocabulary value is checked; an unknown code (a newer
  *   producer's) is `MEMHAL_ERROR_INVALID_ARGUMENT`, never guessed.
@@ -142,7 +145,7 @@ typedef struct memhal_replayer memhal_replayer_t;
 /** One plane of a multi-plane image, for imports. */
 typedef struct memhal_plane {
   uint32_t buffer;   /**< which fd holds the plane (index into the fds given) */
-  uint32_t reserved; /**< must be 0 */
+  uint32_t reserved; /**< must be 0 (checked) */
   int64_t offset;    /**< byte offset of the plane in that buffer */
   int64_t pitch;     /**< bytes from one row to the next */
 } memhal_plane_t;
@@ -150,7 +153,7 @@ typedef struct memhal_plane {
 /** Options of memhal_image_processor_convert; start from memhal_convert_options_default(). */
 typedef struct memhal_convert_options {
   int32_t has_crop;  /**< nonzero: use crop_* as the source rectangle */
-  int32_t reserved0; /**< must be 0 */
+  int32_t reserved0; /**< must be 0 (checked) */
   int64_t crop_x, crop_y, crop_width, crop_height;
   uint32_t flip;          /**< 0 none, 1 horizontal, 2 vertical, 3 both */
   uint32_t rotation;      /**< 0 none, 1 cw90, 2 cw180, 3 cw270 */
@@ -162,7 +165,7 @@ typedef struct memhal_convert_options {
   float mean[4];          /**< per output channel, float outputs */
   float std[4];           /**< per output channel, float outputs */
   int32_t swap_rb;        /**< nonzero: exchange R and B in the output */
-  uint32_t reserved1[7];  /**< must be 0 */
+  uint32_t reserved1[7];  /**< must be 0 (checked) */
 } memhal_convert_options_t;
 
 /* ---- errors and vocabulary ---- */

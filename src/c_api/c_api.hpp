@@ -67,6 +67,13 @@ std::optional<E> checked(uint32_t value, const char* what) {
 /// MEMHAL_MEMORY_KIND_AUTO or a known kind; `ok` is false (error recorded) otherwise.
 std::optional<MemoryKind> memory_choice(int32_t memory, bool& ok);
 
+/// Sets a handle output to NULL, first thing in every function that has one, so that no
+/// failure path (a NULL argument, an unknown code) leaves the caller's old value there.
+template <class Handle>
+void clear(Handle** out) noexcept {
+  if (out != nullptr) *out = nullptr;
+}
+
 /// Stores `result`'s tensor in a new handle at `out`.
 int give_tensor(Result<Tensor> result, memhal_tensor_t** out);
 

@@ -21,6 +21,18 @@ std::optional<std::chrono::milliseconds> timeout_of(int timeout_ms) {
 
 // The C options as the C++ ones; false (error recorded) for a value outside its enum.
 bool convert_options(const memhal_convert_options_t& in, ConvertOptions& out) {
+  if (in.reserved0 != 0) {
+    fail(ErrorCode::InvalidArgument, "memhal_image_processor_convert: options.reserved0 is " +
+                                         std::to_string(in.reserved0) + "; reserved fields must be 0");
+    return false;
+  }
+  for (std::size_t i = 0; i < std::size(in.reserved1); ++i) {
+    if (in.reserved1[i] != 0) {
+      fail(ErrorCode::InvalidArgument, "memhal_image_processor_convert: options.reserved1[" + std::to_string(i) +
+                                           "] is " + std::to_string(in.reserved1[i]) + "; reserved fields must be 0");
+      return false;
+    }
+  }
   if (in.flip > 3 || in.rotation > 3 || in.resize > 1 || in.interpolation > 2 || in.matrix > 1 || in.range > 1) {
     fail(ErrorCode::InvalidArgument, "memhal_convert_options_t holds a value outside its enum");
     return false;
@@ -46,9 +58,9 @@ bool convert_options(const memhal_convert_options_t& in, ConvertOptions& out) {
 extern "C" {
 
 int memhal_frame_from_tensor(const memhal_tensor_t* tensor, int64_t pts, uint64_t sequence, memhal_frame_t** out) {
+  c_api::clear(out);
   return guarded([&] {
     MEMHAL_C_REQUIRE(tensor != nullptr && out != nullptr, "memhal_frame_from_tensor: NULL argument");
-    *out = nullptr;
     auto payload = MemoryDomain::from_tensor(tensor->tensor);
     if (!payload) return fail(payload.error());
     FrameTiming timing;
@@ -59,9 +71,9 @@ int memhal_frame_from_tensor(const memhal_tensor_t* tensor, int64_t pts, uint64_
 }
 
 int memhal_frame_to_tensor(const memhal_frame_t* frame, memhal_tensor_t** out) {
+  c_api::clear(out);
   return guarded([&] {
     MEMHAL_C_REQUIRE(frame != nullptr && out != nullptr, "memhal_frame_to_tensor: NULL argument");
-    *out = nullptr;
     return give_tensor(frame->frame.payload.to_tensor(), out);
   });
 }
@@ -85,6 +97,9 @@ void memhal_frame_free(memhal_frame_t* frame) {
 }
 
 int memhal_tee_push(const memhal_frame_t* frame, size_t branches, memhal_frame_t** out) {
+  // Only out[0] is cleared: `branches` may be the bad argument, and writing that many entries
+  // of a shorter array would be the crash the status code is there to prevent.
+  if (branches > 0) c_api::clear(out);
   return guarded([&] {
     MEMHAL_C_REQUIRE(frame != nullptr && out != nullptr, "memhal_tee_push: NULL argument");
     auto tee = Tee::create(branches);
@@ -123,9 +138,9 @@ int memhal_image_processor_create(unsigned threads, memhal_image_processor_t** o
 }
 
 int memhal_image_processor_create_on(unsigned threads, int backend, memhal_image_processor_t** out) {
+  c_api::clear(out);
   return guarded([&] {
     MEMHAL_C_REQUIRE(out != nullptr, "memhal_image_processor_create: out is NULL");
-    *out = nullptr;
     MEMHAL_C_REQUIRE(backend == MEMHAL_IMAGE_BACKEND_AUTO || backend == MEMHAL_IMAGE_BACKEND_CPU ||
                          backend == MEMHAL_IMAGE_BACKEND_GL,
                      "memhal_image_processor_create_on: backend " + std::to_string(backend) +
@@ -164,9 +179,10 @@ int memhal_image_processor_convert(memhal_image_processor_t* processor, const me
 }
 
 int memhal_channel_pair(memhal_channel_t** a, memhal_channel_t** b) {
+  c_api::clear(a);
+  c_api::clear(b);
   return guarded([&] {
     MEMHAL_C_REQUIRE(a != nullptr && b != nullptr, "memhal_channel_pair: NULL output");
-    *a = *b = nullptr;
     auto ends = ipc::Channel::pair();
     if (!ends) return fail(ends.error());
     *a = new memhal_channel{std::move(ends->first)};
@@ -176,9 +192,9 @@ int memhal_channel_pair(memhal_channel_t** a, memhal_channel_t** b) {
 }
 
 int memhal_channel_connect(const char* path, memhal_channel_t** out) {
+  c_api::clear(out);
   return guarded([&] {
     MEMHAL_C_REQUIRE(path != nullptr && out != nullptr, "memhal_channel_connect: NULL argument");
-    *out = nullptr;
     auto channel = ipc::Channel::connect(path);
     if (!channel) return fail(channel.error());
     *out = new memhal_channel{std::move(*channel)};
@@ -188,9 +204,9 @@ int memhal_channel_connect(const char* path, memhal_channel_t** out) {
 
 int memhal_channel_adopt(int socket, memhal_channel_t** out) {
   UniqueFd owned(socket);  // consumed, on every path
+  c_api::clear(out);
   return guarded([&] {
     MEMHAL_C_REQUIRE(out != nullptr, "memhal_channel_adopt: out is NULL");
-    *out = nullptr;
     auto channel = ipc::Channel::adopt(std::move(owned));
     if (!channel) return fail(channel.error());
     *out = new memhal_channel{std::move(*channel)};
@@ -215,9 +231,9 @@ int memhal_channel_send(memhal_channel_t* channel, const memhal_tensor_t* tensor
 }
 
 int memhal_channel_receive(memhal_channel_t* channel, int timeout_ms, memhal_tensor_t** out) {
+  c_api::clear(out);
   return guarded([&] {
     MEMHAL_C_REQUIRE(channel != nullptr && out != nullptr, "memhal_channel_receive: NULL argument");
-    *out = nullptr;
     return give_tensor(channel->channel.receive(timeout_of(timeout_ms)), out);
   });
 }
@@ -231,9 +247,9 @@ int memhal_channel_send_frame(memhal_channel_t* channel, const memhal_frame_t* f
 }
 
 int memhal_channel_receive_frame(memhal_channel_t* channel, int timeout_ms, memhal_frame_t** out) {
+  c_api::clear(out);
   return guarded([&] {
     MEMHAL_C_REQUIRE(channel != nullptr && out != nullptr, "memhal_channel_receive_frame: NULL argument");
-    *out = nullptr;
     auto frame = channel->channel.receive_frame(timeout_of(timeout_ms));
     if (!frame) return fail(frame.error());
     *out = new memhal_frame{std::move(*frame)};
@@ -242,9 +258,9 @@ int memhal_channel_receive_frame(memhal_channel_t* channel, int timeout_ms, memh
 }
 
 int memhal_recorder_create(const char* path, memhal_recorder_t** out) {
+  c_api::clear(out);
   return guarded([&] {
     MEMHAL_C_REQUIRE(path != nullptr && out != nullptr, "memhal_recorder_create: NULL argument");
-    *out = nullptr;
     auto recorder = Recorder::create(path);
     if (!recorder) return fail(recorder.error());
     *out = new memhal_recorder{std::move(*recorder)};
@@ -265,9 +281,9 @@ void memhal_recorder_free(memhal_recorder_t* recorder) {
 }
 
 int memhal_replayer_open(const char* path, memhal_replayer_t** out) {
+  c_api::clear(out);
   return guarded([&] {
     MEMHAL_C_REQUIRE(path != nullptr && out != nullptr, "memhal_replayer_open: NULL argument");
-    *out = nullptr;
     auto replayer = Replayer::open(path);
     if (!replayer) return fail(replayer.error());
     *out = new memhal_replayer{std::move(*replayer)};
@@ -276,9 +292,9 @@ int memhal_replayer_open(const char* path, memhal_replayer_t** out) {
 }
 
 int memhal_replayer_next(memhal_replayer_t* replayer, int32_t memory, memhal_tensor_t** out, int64_t* timestamp_ns) {
+  c_api::clear(out);
   return guarded([&] {
     MEMHAL_C_REQUIRE(replayer != nullptr && out != nullptr, "memhal_replayer_next: NULL argument");
-    *out = nullptr;
     bool ok = false;
     auto kind = c_api::memory_choice(memory, ok);
     if (!ok) return kInvalid;

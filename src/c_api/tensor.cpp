@@ -22,9 +22,9 @@ int copy_dims(std::span<const int64_t> dims, int64_t* out, size_t capacity, size
 
 template <class View>
 int view_of(const memhal_tensor_t* tensor, memhal_tensor_t** out, View&& view) {
+  c_api::clear(out);
   return guarded([&] {
     MEMHAL_C_REQUIRE(tensor != nullptr && out != nullptr, "view of a NULL tensor or into a NULL output");
-    *out = nullptr;
     return give_tensor(view(tensor->tensor), out);
   });
 }
@@ -35,9 +35,9 @@ extern "C" {
 
 int memhal_tensor_create(const int64_t* shape, size_t rank, uint32_t dtype, int32_t memory, const char* name,
                          memhal_tensor_t** out) {
+  c_api::clear(out);
   return guarded([&] {
     MEMHAL_C_REQUIRE(out != nullptr && (shape != nullptr || rank == 0), "memhal_tensor_create: NULL argument");
-    *out = nullptr;
     auto type = checked<DType>(dtype, "dtype");
     bool ok = false;
     auto kind = c_api::memory_choice(memory, ok);
@@ -48,9 +48,9 @@ int memhal_tensor_create(const int64_t* shape, size_t rank, uint32_t dtype, int3
 
 int memhal_tensor_image(int64_t width, int64_t height, uint32_t pixel_format, int32_t memory, uint32_t dtype,
                         memhal_tensor_t** out) {
+  c_api::clear(out);
   return guarded([&] {
     MEMHAL_C_REQUIRE(out != nullptr, "memhal_tensor_image: out is NULL");
-    *out = nullptr;
     auto format = checked<PixelFormat>(pixel_format, "pixel format");
     auto type = checked<DType>(dtype, "dtype");
     bool ok = false;
@@ -62,10 +62,10 @@ int memhal_tensor_image(int64_t width, int64_t height, uint32_t pixel_format, in
 
 int memhal_tensor_from_fd(int fd, const int64_t* shape, const int64_t* strides, size_t rank, int64_t offset,
                           uint32_t dtype, int32_t memory, memhal_tensor_t** out) {
+  c_api::clear(out);
   return guarded([&] {
     MEMHAL_C_REQUIRE(out != nullptr && ((shape != nullptr && strides != nullptr) || rank == 0),
                      "memhal_tensor_from_fd: NULL argument");
-    *out = nullptr;
     auto type = checked<DType>(dtype, "dtype");
     bool ok = false;
     auto kind = c_api::memory_choice(memory, ok);
@@ -79,9 +79,9 @@ int memhal_tensor_from_fd(int fd, const int64_t* shape, const int64_t* strides, 
 
 int memhal_tensor_from_planes(const int* fds, size_t fd_count, int64_t width, int64_t height, uint32_t pixel_format,
                               const memhal_plane_t* planes, size_t plane_count, int32_t memory, memhal_tensor_t** out) {
+  c_api::clear(out);
   return guarded([&] {
     MEMHAL_C_REQUIRE(out != nullptr && fds != nullptr && planes != nullptr, "memhal_tensor_from_planes: NULL argument");
-    *out = nullptr;
     MEMHAL_C_REQUIRE(plane_count <= kMaxPlanes && fd_count <= kMaxPlanes, "more than 4 planes or fds");
     auto format = checked<PixelFormat>(pixel_format, "pixel format");
     bool ok = false;
@@ -89,7 +89,9 @@ int memhal_tensor_from_planes(const int* fds, size_t fd_count, int64_t width, in
     if (!format || !ok) return kInvalid;
     std::vector<PlaneLayout> described;
     for (size_t i = 0; i < plane_count; ++i) {
-      MEMHAL_C_REQUIRE(planes[i].reserved == 0, "memhal_plane_t.reserved must be 0");
+      MEMHAL_C_REQUIRE(planes[i].reserved == 0, "memhal_tensor_from_planes: planes[" + std::to_string(i) +
+                                                    "].reserved is " + std::to_string(planes[i].reserved) +
+                                                    "; memhal_plane_t.reserved must be 0");
       described.push_back({planes[i].buffer, planes[i].offset, planes[i].pitch, 0, 0, 0});
     }
     auto layout = Layout::image_planes(width, height, *format, described);
@@ -167,11 +169,13 @@ int memhal_tensor_transpose(const memhal_tensor_t* tensor, size_t a, size_t b, m
 }
 
 int memhal_tensor_permute(const memhal_tensor_t* tensor, const size_t* axes, size_t count, memhal_tensor_t** out) {
+  c_api::clear(out);
   if (axes == nullptr && count > 0) return fail(ErrorCode::InvalidArgument, "memhal_tensor_permute: axes is NULL");
   return view_of(tensor, out, [&](const Tensor& t) { return t.permute(std::span<const size_t>(axes, count)); });
 }
 
 int memhal_tensor_reshape(const memhal_tensor_t* tensor, const int64_t* shape, size_t rank, memhal_tensor_t** out) {
+  c_api::clear(out);
   if (shape == nullptr && rank > 0) return fail(ErrorCode::InvalidArgument, "memhal_tensor_reshape: shape is NULL");
   return view_of(tensor, out, [&](const Tensor& t) { return t.reshape(std::span<const int64_t>(shape, rank)); });
 }
@@ -182,6 +186,7 @@ int memhal_tensor_crop(const memhal_tensor_t* tensor, int64_t x, int64_t y, int6
 }
 
 int memhal_tensor_materialize(const memhal_tensor_t* tensor, int32_t memory, memhal_tensor_t** out) {
+  c_api::clear(out);
   bool ok = false;
   auto kind = c_api::memory_choice(memory, ok);
   if (!ok) return kInvalid;
@@ -189,9 +194,9 @@ int memhal_tensor_materialize(const memhal_tensor_t* tensor, int32_t memory, mem
 }
 
 int memhal_tensor_map(const memhal_tensor_t* tensor, uint32_t access, memhal_map_t** out) {
+  c_api::clear(out);
   return guarded([&] {
     MEMHAL_C_REQUIRE(tensor != nullptr && out != nullptr, "memhal_tensor_map: NULL argument");
-    *out = nullptr;
     auto kind = checked<CpuAccess>(access, "cpu access");
     if (!kind) return kInvalid;
     auto map = tensor->tensor.map(*kind);

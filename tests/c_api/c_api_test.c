@@ -406,6 +406,100 @@ static void test_recording(void) {
   unlink(path);
 }
 
+/* ---- argument errors: every handle output is NULL afterwards, whatever it held before ---- */
+
+static int sentinel_storage;
+#define SENTINEL ((void*)&sentinel_storage)
+
+/* `call` must fail with `code` and leave `handle` (preset to a non-NULL sentinel) NULL. */
+#define CHECK_CLEARS(handle, code, call)         \
+  do {                                           \
+    (handle) = SENTINEL;                         \
+    CHECK((call) == (code) && (handle) == NULL); \
+  } while (0)
+
+static void test_argument_errors_clear_handle_outputs(void) {
+  const int64_t shape[] = {2, 3};
+  const size_t axes[] = {1, 0};
+  memhal_tensor_t* tensor = NULL;
+  memhal_tensor_t* t = NULL;
+  memhal_map_t* map = NULL;
+  memhal_frame_t* frame = NULL;
+  memhal_frame_t* branches[2] = {NULL, NULL};
+  memhal_image_processor_t* processor = NULL;
+  memhal_channel_t *a = NULL, *b = NULL;
+  memhal_recorder_t* recorder = NULL;
+  memhal_replayer_t* replayer = NULL;
+  const int I = MEMHAL_ERROR_INVALID_ARGUMENT;
+  CHECK_OK(memhal_tensor_create(shape, 2, MEMHAL_DTYPE_U8, MEMHAL_MEMORY_KIND_MEM, NULL, &tensor));
+
+  CHECK_CLEARS(t, I, memhal_tensor_create(NULL, 2, MEMHAL_DTYPE_U8, MEMHAL_MEMORY_KIND_AUTO, NULL, &t));
+  CHECK_CLEARS(t, I, memhal_tensor_create(shape, 2, 99, MEMHAL_MEMORY_KIND_AUTO, NULL, &t));
+  CHECK_CLEARS(t, I, memhal_tensor_image(8, 8, 0, MEMHAL_MEMORY_KIND_AUTO, MEMHAL_DTYPE_U8, &t));
+  CHECK_CLEARS(t, I, memhal_tensor_from_fd(0, NULL, NULL, 1, 0, MEMHAL_DTYPE_U8, MEMHAL_MEMORY_KIND_AUTO, &t));
+  CHECK_CLEARS(t, I, memhal_tensor_from_planes(NULL, 1, 8, 8, MEMHAL_PIXEL_FORMAT_RGB, NULL, 1, -1, &t));
+  CHECK_CLEARS(t, I, memhal_tensor_slice(NULL, 0, 0, 1, &t));
+  CHECK_CLEARS(t, I, memhal_tensor_flip(NULL, 0, &t));
+  CHECK_CLEARS(t, I, memhal_tensor_transpose(NULL, 0, 1, &t));
+  CHECK_CLEARS(t, I, memhal_tensor_permute(tensor, NULL, 2, &t));
+  CHECK_CLEARS(t, I, memhal_tensor_permute(NULL, axes, 2, &t));
+  CHECK_CLEARS(t, I, memhal_tensor_reshape(tensor, NULL, 2, &t));
+  CHECK_CLEARS(t, I, memhal_tensor_crop(NULL, 0, 0, 1, 1, &t));
+  CHECK_CLEARS(t, I, memhal_tensor_materialize(tensor, 99, &t));
+  CHECK_CLEARS(t, I, memhal_tensor_materialize(NULL, MEMHAL_MEMORY_KIND_AUTO, &t));
+  CHECK_CLEARS(map, I, memhal_tensor_map(NULL, MEMHAL_CPU_ACCESS_READ, &map));
+  CHECK_CLEARS(map, I, memhal_tensor_map(tensor, 7, &map));
+  CHECK_CLEARS(frame, I, memhal_frame_from_tensor(NULL, 0, 0, &frame));
+  CHECK_CLEARS(t, I, memhal_frame_to_tensor(NULL, &t));
+  CHECK_CLEARS(branches[0], I, memhal_tee_push(NULL, 2, branches));
+  CHECK_CLEARS(processor, I, memhal_image_processor_create_on(1, 7, &processor));
+  CHECK_CLEARS(a, I, memhal_channel_pair(&a, NULL));
+  CHECK_CLEARS(b, I, memhal_channel_pair(NULL, &b));
+  CHECK_CLEARS(a, I, memhal_channel_connect(NULL, &a));
+  CHECK_CLEARS(t, I, memhal_channel_receive(NULL, 0, &t));
+  CHECK_CLEARS(frame, I, memhal_channel_receive_frame(NULL, 0, &frame));
+  CHECK_CLEARS(recorder, I, memhal_recorder_create(NULL, &recorder));
+  CHECK_CLEARS(replayer, I, memhal_replayer_open(NULL, &replayer));
+  CHECK_CLEARS(t, I, memhal_replayer_next(NULL, MEMHAL_MEMORY_KIND_AUTO, &t, NULL));
+  /* A failure that is not an argument error clears too. */
+  a = SENTINEL;
+  CHECK(memhal_channel_adopt(-1, &a) != MEMHAL_OK && a == NULL);
+  memhal_tensor_free(tensor);
+}
+
+static void test_reserved_fields_must_be_zero(void) {
+  memhal_image_processor_t* processor = NULL;
+  memhal_tensor_t *src = NULL, *dst = NULL, *t = NULL;
+  memhal_convert_options_t options = memhal_convert_options_default();
+  memhal_plane_t planes[2] = {{0, 0, 0, 8}, {0, 0, 64, 8}};
+  int memfd = memfd_create("reserved", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+  CHECK(memfd >= 0 && ftruncate(memfd, 4096) == 0);
+  CHECK_OK(memhal_image_processor_create_on(1, MEMHAL_IMAGE_BACKEND_CPU, &processor));
+  CHECK_OK(memhal_tensor_image(8, 8, MEMHAL_PIXEL_FORMAT_RGB, MEMHAL_MEMORY_KIND_MEM, MEMHAL_DTYPE_U8, &src));
+  CHECK_OK(memhal_tensor_image(4, 4, MEMHAL_PIXEL_FORMAT_RGB, MEMHAL_MEMORY_KIND_MEM, MEMHAL_DTYPE_U8, &dst));
+  CHECK_OK(memhal_image_processor_convert(processor, src, dst, &options)); /* the defaults are valid */
+  options.reserved0 = 1;
+  CHECK(memhal_image_processor_convert(processor, src, dst, &options) == MEMHAL_ERROR_INVALID_ARGUMENT);
+  CHECK(strstr(memhal_last_error_message(), "reserved0") != NULL);
+  options = memhal_convert_options_default();
+  options.reserved1[6] = 3;
+  CHECK(memhal_image_processor_convert(processor, src, dst, &options) == MEMHAL_ERROR_INVALID_ARGUMENT);
+  CHECK(strstr(memhal_last_error_message(), "reserved1[6]") != NULL);
+  /* NV12 with a plane whose reserved field is set. */
+  CHECK_OK(
+      memhal_tensor_from_planes(&memfd, 1, 8, 8, MEMHAL_PIXEL_FORMAT_NV12, planes, 2, MEMHAL_MEMORY_KIND_AUTO, &t));
+  memhal_tensor_free(t);
+  planes[1].reserved = 5;
+  t = SENTINEL;
+  CHECK(memhal_tensor_from_planes(&memfd, 1, 8, 8, MEMHAL_PIXEL_FORMAT_NV12, planes, 2, MEMHAL_MEMORY_KIND_AUTO, &t) ==
+        MEMHAL_ERROR_INVALID_ARGUMENT);
+  CHECK(t == NULL && strstr(memhal_last_error_message(), "planes[1].reserved") != NULL);
+  if (memfd >= 0) close(memfd);
+  memhal_tensor_free(src);
+  memhal_tensor_free(dst);
+  memhal_image_processor_free(processor);
+}
+
 int main(int argc, char** argv) {
   if (argc != 2) {
     fprintf(stderr, "usage: c_api_test GOLDEN_FILE\n");
@@ -421,6 +515,8 @@ int main(int argc, char** argv) {
   test_image_processor();
   test_channel();
   test_recording();
+  test_argument_errors_clear_handle_outputs();
+  test_reserved_fields_must_be_zero();
   printf("c_api: %d passed, %d failed\n", passed, failed);
   return failed == 0 ? 0 : 1;
 }
