@@ -27,8 +27,9 @@ class MEMHAL_EXPORT Tee {
 
   /// One frame per branch, in branch order, sharing `frame`'s payload and metadata: a share
   /// to each branch but the last, `frame` itself to the last. Never copies bytes: after
-  /// `make_shareable()` every share is a count bump, so no `ErrorCode` arises in practice
-  /// (the `Result` is `Frame::share`'s).
+  /// `make_shareable()` every share is a count bump. `OutOfMemory` when the list of
+  /// `branches()` frames cannot be allocated (a count no machine can hold is refused before
+  /// allocating); otherwise the errors of `Frame::share`.
   Result<std::vector<Frame>> push(Frame frame) const;
 
  private:

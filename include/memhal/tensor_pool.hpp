@@ -32,7 +32,9 @@ class MEMHAL_EXPORT TensorPool {
   /// A pool of `count` tensors over `layout` (its strides, planes and buffers; every buffer
   /// sized to the layout's extent), allocated now from `memory` or by auto-selection (DmaBuf
   /// → Mem; for an image layout likewise), and pre-faulted. `InvalidArgument` for a zero
-  /// `count`; otherwise the errors of `Tensor::create` (a pinned kind never falls back).
+  /// `count`; `OutOfMemory`, before anything is allocated, when `count` tensors of the layout
+  /// need more than the machine's physical memory; otherwise the errors of `Tensor::create`
+  /// (a pinned kind never falls back).
   static Result<TensorPool> create(const Layout& layout, std::size_t count,
                                    std::optional<MemoryKind> memory = std::nullopt);
 
@@ -43,8 +45,9 @@ class MEMHAL_EXPORT TensorPool {
   /// Tensors still out stay valid; their memory is freed when they are dropped.
   ~TensorPool();
 
-  /// A free tensor, waiting up to `timeout` for one to come back. `Busy` when none came back
-  /// in time; `InvalidArgument` on a moved-from pool.
+  /// A free tensor, waiting up to `timeout` for one to come back (0 or negative: not at all;
+  /// a timeout past the clock's range, such as `nanoseconds::max()`, waits forever). `Busy`
+  /// when none came back in time; `InvalidArgument` on a moved-from pool.
   Result<Tensor> acquire(std::chrono::nanoseconds timeout);
   /// A free tensor now, or `Busy` when all are out.
   Result<Tensor> try_acquire();

@@ -43,6 +43,12 @@ def test_a_tee_hands_every_branch_the_same_bytes():
         memhal.Tee(0)
 
 
+def test_a_tee_with_more_branches_than_memory_raises_out_of_memory():
+    frame = memhal.Frame.from_tensor(counted(16))
+    with pytest.raises(memhal.OutOfMemoryError, match=str(1 << 62)):
+        memhal.Tee(1 << 62).push(frame)
+
+
 def test_a_frame_crosses_a_channel_with_its_timing():
     kind = next((k for k in ("shm", "dmabuf") if memhal.is_available(k)), None)
     if kind is None:

@@ -2,6 +2,7 @@
 #include <memhal/metadata.hpp>
 #include <memhal/tee.hpp>
 
+#include "core/checked_vector.hpp"
 #include "core/strings.hpp"
 
 namespace memhal {
@@ -58,9 +59,9 @@ Result<Tee> Tee::create(std::size_t branches) {
 }
 
 Result<std::vector<Frame>> Tee::push(Frame frame) const {
-  frame.make_shareable();
   std::vector<Frame> out;
-  out.reserve(branches_);
+  MEMHAL_TRY(detail::checked_reserve(out, branches_, "tee push to ", branches_, " branches"));
+  frame.make_shareable();
   for (std::size_t i = 0; i + 1 < branches_; ++i) {
     MEMHAL_ASSIGN_OR_RETURN(Frame share, frame.share());
     out.push_back(std::move(share));

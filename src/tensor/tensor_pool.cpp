@@ -3,6 +3,8 @@
 #include <mutex>
 #include <vector>
 
+#include "core/checked_vector.hpp"
+#include "core/deadline.hpp"
 #include "core/strings.hpp"
 #include "storage/allocator.hpp"
 #include "tensor/tensor_access.hpp"
@@ -89,13 +91,18 @@ TensorPool::~TensorPool() = default;
 
 Result<TensorPool> TensorPool::create(const Layout& layout, std::size_t count, std::optional<MemoryKind> memory) {
   if (count == 0) return detail::fail(ErrorCode::InvalidArgument, "a tensor pool needs at least one tensor");
+  // Each tensor costs its buffers and its slot; the pool pre-faults every page, so a pool
+  // larger than the machine's memory can never be made, and is refused before any allocation.
+  std::size_t per_tensor = sizeof(detail::Slot);
   for (uint32_t i = 0; i < layout.buffer_count(); ++i) {
-    if (layout.byte_extent(i).begin < 0) {
-      return detail::fail(ErrorCode::InvalidArgument, "pool layout reaches before buffer ", i);
-    }
+    const ByteExtent extent = layout.byte_extent(i);
+    if (extent.begin < 0) return detail::fail(ErrorCode::InvalidArgument, "pool layout reaches before buffer ", i);
+    const auto bytes = static_cast<std::size_t>(extent.end);
+    per_tensor = bytes > SIZE_MAX - per_tensor ? SIZE_MAX : per_tensor + bytes;
   }
+  MEMHAL_TRY(detail::check_fits_in_memory(count, per_tensor, "tensor pool of ", count, " tensors"));
   auto state = std::make_shared<detail::PoolState>(layout);
-  state->free.reserve(count);
+  MEMHAL_TRY(detail::checked_reserve(state->free, count, "tensor pool of ", count, " tensors"));
   for (std::size_t i = 0; i < count; ++i) {
     // Later tensors are pinned to what the first got, so the whole pool is of one kind.
     const auto kind = i == 0 ? memory : std::optional<MemoryKind>(state->memory);
@@ -109,8 +116,14 @@ Result<TensorPool> TensorPool::create(const Layout& layout, std::size_t count, s
 
 Result<Tensor> TensorPool::acquire(std::chrono::nanoseconds timeout) {
   if (!state_) return detail::fail(ErrorCode::InvalidArgument, "acquire from a moved-from tensor pool");
+  // wait_for adds the timeout to now and overflows for long ones (nanoseconds::max() would
+  // time out at once): wait until a saturated deadline, or without one.
+  const auto deadline = detail::deadline_after(timeout);
+  const auto returned = [&] { return !state_->free.empty(); };
   std::unique_lock lock(state_->mutex);
-  if (!state_->returned.wait_for(lock, timeout, [&] { return !state_->free.empty(); })) {
+  if (deadline == detail::Clock::time_point::max()) {
+    state_->returned.wait(lock, returned);
+  } else if (!state_->returned.wait_until(lock, deadline, returned)) {
     return detail::fail(
         ErrorCode::Busy, "all ", state_->capacity, " tensors of the pool are out",
         timeout.count() > 0 ? detail::cat(" after waiting ", timeout.count() / 1000, " us") : std::string());

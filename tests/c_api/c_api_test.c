@@ -303,6 +303,11 @@ static void test_frames_and_tee(void) {
   memhal_map_free(b);
   for (i = 0; i < 3; ++i) memhal_frame_free(branches[i]);
   CHECK(memhal_tee_push(frame, 0, branches) == MEMHAL_ERROR_INVALID_ARGUMENT);
+  /* A count no machine can hold is refused as out of memory (not an "unexpected exception"),
+   * before anything is written to `branches`. */
+  branches[0] = NULL;
+  CHECK(memhal_tee_push(frame, (size_t)1 << 62, branches) == MEMHAL_ERROR_OUT_OF_MEMORY);
+  CHECK(branches[0] == NULL);
   memhal_frame_free(frame);
   memhal_tensor_free(branch_tensor);
   memhal_tensor_free(image);

@@ -32,6 +32,17 @@ TEST(Tee, RefusesZeroBranches) {
   EXPECT_ERROR(ErrorCode::InvalidArgument, Tee::create(0));
 }
 
+TEST(Tee, ABranchCountNoMachineCanHoldIsOutOfMemoryNotAnException) {
+  for (const std::size_t branches : {std::size_t{1} << 62, std::size_t{1} << 40, SIZE_MAX}) {
+    ASSERT_OK_AND_ASSIGN(const Tee tee, Tee::create(branches));
+    Frame frame{SystemSlice::adopt(std::vector<std::byte>(64)), {}, 1, {}};
+    const auto pushed = tee.push(std::move(frame));
+    ASSERT_FALSE(pushed.has_value()) << branches;
+    EXPECT_EQ(pushed.error().code(), ErrorCode::OutOfMemory) << pushed.error().to_string();
+    EXPECT_NE(pushed.error().message().find(std::to_string(branches)), std::string::npos) << pushed.error().message();
+  }
+}
+
 TEST(Tee, FansOwnedBytesOutWithoutCopyingAny) {
   std::vector<std::byte> bytes(3840 * 2160 * 4);
   const std::byte* data = bytes.data();

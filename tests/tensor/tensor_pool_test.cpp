@@ -79,6 +79,30 @@ TEST(TensorPool, AcquireWaitsForATensorToComeBack) {
   EXPECT_OK(tensor);
 }
 
+TEST(TensorPool, AcquireWithTheLongestTimeoutsWaitsInsteadOfTimingOutAtOnce) {
+  // Both overflow `now + timeout`; the first is "forever".
+  for (const auto timeout : {std::chrono::nanoseconds::max(), std::chrono::nanoseconds::max() - 1s}) {
+    ASSERT_OK_AND_ASSIGN(TensorPool pool, TensorPool::create(rgba(16, 16), 1));
+    ASSERT_OK_AND_ASSIGN(Tensor held, pool.try_acquire());
+    const auto start = std::chrono::steady_clock::now();
+    std::thread returner([held = std::move(held)]() mutable {
+      std::this_thread::sleep_for(100ms);
+      held = Tensor::create({1}, DType::U8, MemoryKind::Mem).value();
+    });
+    auto tensor = pool.acquire(timeout);
+    returner.join();
+    EXPECT_TRUE(tensor.has_value()) << timeout.count() << ": " << tensor.error().to_string();
+    EXPECT_GE(std::chrono::steady_clock::now() - start, 100ms) << "returned before the tensor came back";
+  }
+}
+
+TEST(TensorPool, ANegativeTimeoutDoesNotWait) {
+  ASSERT_OK_AND_ASSIGN(TensorPool pool, TensorPool::create(rgba(8, 8), 1));
+  ASSERT_OK_AND_ASSIGN(Tensor held, pool.try_acquire());
+  EXPECT_ERROR(ErrorCode::Busy, pool.acquire(std::chrono::nanoseconds(-1)));
+  EXPECT_ERROR(ErrorCode::Busy, pool.acquire(std::chrono::nanoseconds::min()));
+}
+
 TEST(TensorPool, TensorsOutliveTheirPoolAndAreFreedOnce) {
   std::vector<Tensor> out;
   {
@@ -137,6 +161,18 @@ TEST(TensorPool, BadRequestsAreRefused) {
   ASSERT_OK_AND_ASSIGN(TensorPool pool, TensorPool::create(rgba(8, 8), 1));
   TensorPool moved = std::move(pool);
   EXPECT_OK(moved.try_acquire());
+}
+
+TEST(TensorPool, ACountNoMachineCanHoldIsOutOfMemoryNotAnException) {
+  for (const std::size_t count : {std::size_t{1} << 62, std::size_t{1} << 40, SIZE_MAX}) {
+    const auto pool = TensorPool::create(rgba(8, 8), count);
+    ASSERT_FALSE(pool.has_value()) << count;
+    EXPECT_EQ(pool.error().code(), ErrorCode::OutOfMemory) << pool.error().to_string();
+    EXPECT_NE(pool.error().message().find(std::to_string(count)), std::string::npos) << pool.error().message();
+  }
+  // An empty layout costs no pixel bytes, but every tensor still needs its slot.
+  const Layout empty = Layout::contiguous({0}, DType::U8).value();
+  EXPECT_ERROR(ErrorCode::OutOfMemory, TensorPool::create(empty, std::size_t{1} << 62));
 }
 
 TEST(TensorPool, AutoSelectionFollowsTheImageChain) {
