@@ -80,12 +80,37 @@ void bind_vocabulary(py::module_& m) {
   // Assigned, not def'd: def would chain behind pybind11's own __str__, which would win.
   e.attr("__str__") =
       py::cpp_function([](E value) { return std::string(to_string(value)); }, py::name("__str__"), py::is_method(e));
+  // pybind11's constructor makes an unnamed member of any integer (MemoryKind(7)); replaced by
+  // one that accepts what every vocabulary argument accepts and refuses the rest, as from_code.
+  py::delattr(e, "__init__");
+  e.def(py::init([name](py::object value) { return to_vocabulary<E>(value, (name + "()").c_str()); }), py::arg("value"),
+        "The member of this code, wire string (or alias) or member; InvalidArgumentError otherwise.");
   e.def_static(
       "from_code", [](py::int_ c) { return to_vocabulary<E>(c, "from_code"); },
       "The member with this code; InvalidArgumentError for an unknown one.");
   e.def_static(
       "from_string", [](py::str s) { return to_vocabulary<E>(s, "from_string"); },
       "The member with this wire spelling or alias (ASCII case-insensitive); InvalidArgumentError otherwise.");
+}
+
+// A member, its name (any case) or its code; InvalidArgumentError naming `what` otherwise.
+ErrorCode error_code_of(py::handle value, const char* what) {
+  if (py::isinstance<ErrorCode>(value)) return value.cast<ErrorCode>();
+  if (py::isinstance<py::str>(value)) {
+    const auto text = value.cast<std::string>();
+    for (uint32_t c = 1; c <= kErrorCodeCount; ++c) {
+      if (upper(to_string(static_cast<ErrorCode>(c))) == upper(text)) return static_cast<ErrorCode>(c);
+    }
+    raise(ErrorCode::InvalidArgument, std::string(what) + ": unknown ErrorCode '" + text + "'");
+  }
+  if (py::isinstance<py::int_>(value) && !py::isinstance<py::bool_>(value)) {
+    int overflow = 0;
+    const long long c = PyLong_AsLongLongAndOverflow(value.ptr(), &overflow);
+    if (overflow == 0 && c >= 1 && c <= static_cast<long long>(kErrorCodeCount)) return static_cast<ErrorCode>(c);
+    raise(ErrorCode::InvalidArgument, std::string(what) + ": unknown ErrorCode code " + std::string(py::repr(value)));
+  }
+  raise(ErrorCode::InvalidArgument,
+        std::string(what) + ": expected an ErrorCode, its name or its code, got " + type_name(value));
 }
 
 void bind_error_codes(py::module_& m) {
@@ -97,16 +122,10 @@ void bind_error_codes(py::module_& m) {
   e.def_property_readonly("code", [](ErrorCode value) { return static_cast<uint32_t>(value); });
   e.attr("__str__") = py::cpp_function([](ErrorCode value) { return std::string(to_string(value)); },
                                        py::name("__str__"), py::is_method(e));
-  e.def_static("from_code", [](uint32_t c) {
-    if (c == 0 || c > kErrorCodeCount) raise(ErrorCode::InvalidArgument, "unknown ErrorCode code " + std::to_string(c));
-    return static_cast<ErrorCode>(c);
-  });
-  e.def_static("from_string", [](const std::string& text) {
-    for (uint32_t c = 1; c <= kErrorCodeCount; ++c) {
-      if (upper(to_string(static_cast<ErrorCode>(c))) == upper(text)) return static_cast<ErrorCode>(c);
-    }
-    raise(ErrorCode::InvalidArgument, "unknown ErrorCode '" + text + "'");
-  });
+  e.def_static("from_code", [](py::object c) { return error_code_of(c, "from_code"); });
+  e.def_static("from_string", [](py::object text) { return error_code_of(text, "from_string"); });
+  py::delattr(e, "__init__");  // as for the vocabularies: no unnamed members
+  e.def(py::init([](py::object value) { return error_code_of(value, "ErrorCode()"); }), py::arg("value"));
 }
 
 }  // namespace
@@ -139,6 +158,10 @@ void bind_errors(py::module_& m) {
       if (pointer) std::rethrow_exception(pointer);
     } catch (const ErrorException& e) {
       set_python_error(e.error);
+    } catch (const py::cast_error& e) {
+      // A conversion no binding checked itself: still a memhal.Error, never a bare RuntimeError.
+      set_python_error(Error(ErrorCode::InvalidArgument,
+                             std::string("an argument has a type or value this call cannot take (") + e.what() + ")"));
     }
   });
 }

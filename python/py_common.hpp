@@ -29,6 +29,45 @@ T unwrap(Result<T> result) {
 /// Throws the `memhal.Error` subclass of `code` with `message`.
 [[noreturn]] void raise(ErrorCode code, std::string message);
 
+/// The name of `value`'s type, for messages ("float").
+inline std::string type_name(py::handle value) {
+  return std::string(py::str(value.get_type().attr("__name__")));
+}
+
+/// `value` as an int64: a Python int or an integer-like object (`__index__`, as numpy's
+/// integers), never a bool or a float. Raises InvalidArgumentError naming `what` otherwise,
+/// and for an int beyond int64, so that no pybind11 cast error reaches the caller.
+inline int64_t to_int64(py::handle value, const std::string& what) {
+  if (py::isinstance<py::bool_>(value) || py::isinstance<py::float_>(value) || PyIndex_Check(value.ptr()) == 0)
+    raise(ErrorCode::InvalidArgument,
+          what + ": expected an int, got " + type_name(value) + " " + std::string(py::repr(value)));
+  auto index = py::reinterpret_steal<py::object>(PyNumber_Index(value.ptr()));
+  if (!index) throw py::error_already_set();
+  int overflow = 0;
+  const long long number = PyLong_AsLongLongAndOverflow(index.ptr(), &overflow);
+  if (overflow != 0)
+    raise(ErrorCode::InvalidArgument,
+          what + ": " + std::string(py::repr(index)) + " is outside the int64 range [-2**63, 2**63 - 1]");
+  if (number == -1 && PyErr_Occurred() != nullptr) throw py::error_already_set();
+  return number;
+}
+
+/// `value` as an int in [low, high], else InvalidArgumentError naming `what` and the range.
+inline int64_t to_int_in(py::handle value, const std::string& what, int64_t low, int64_t high) {
+  const int64_t number = to_int64(value, what);
+  if (number < low || number > high)
+    raise(ErrorCode::InvalidArgument, what + ": " + std::to_string(number) + " is outside [" + std::to_string(low) +
+                                          ", " + std::to_string(high) + "]");
+  return number;
+}
+
+/// `value` as a str, else InvalidArgumentError naming `what`.
+inline std::string to_text(py::handle value, const std::string& what) {
+  if (!py::isinstance<py::str>(value))
+    raise(ErrorCode::InvalidArgument, what + ": expected a str, got " + type_name(value));
+  return value.cast<std::string>();
+}
+
 /// `value` as vocabulary `E`: an enum member, its wire string (or an alias), or its integer
 /// code. Anything else raises InvalidArgumentError naming `what`.
 template <Vocabulary E>
@@ -41,16 +80,16 @@ E to_vocabulary(py::handle value, const char* what) {
           std::string(what) + ": unknown " + std::string(VocabularyTraits<E>::name) + " '" + text + "'");
   }
   if (py::isinstance<py::int_>(value) && !py::isinstance<py::bool_>(value)) {
-    const auto number = value.cast<long long>();
-    if (number >= 0 && number <= 0xffffffffLL) {
+    int overflow = 0;
+    const long long number = PyLong_AsLongLongAndOverflow(value.ptr(), &overflow);
+    if (overflow == 0 && number >= 0 && number <= 0xffffffffLL) {
       if (auto parsed = from_code<E>(static_cast<uint32_t>(number))) return *parsed;
     }
     raise(ErrorCode::InvalidArgument, std::string(what) + ": unknown " + std::string(VocabularyTraits<E>::name) +
-                                          " code " + std::to_string(number));
+                                          " code " + std::string(py::repr(value)));
   }
   raise(ErrorCode::InvalidArgument, std::string(what) + ": expected a " + std::string(VocabularyTraits<E>::name) +
-                                        ", its wire string or its code, got " +
-                                        std::string(py::str(value.get_type().attr("__name__"))));
+                                        ", its wire string or its code, got " + type_name(value));
 }
 
 /// As `to_vocabulary`, with None meaning "no choice" (auto-selection).
@@ -60,13 +99,14 @@ std::optional<E> to_optional_vocabulary(py::handle value, const char* what) {
   return to_vocabulary<E>(value, what);
 }
 
-/// A shape from an int or a sequence of ints.
+/// A shape from an int or a sequence of ints; InvalidArgumentError naming the dimension for a
+/// float, a bool or an int beyond int64.
 inline std::vector<int64_t> to_shape(py::handle value) {
-  if (py::isinstance<py::int_>(value)) return {value.cast<int64_t>()};
+  if (py::isinstance<py::int_>(value) && !py::isinstance<py::bool_>(value)) return {to_int64(value, "shape")};
   if (!py::isinstance<py::sequence>(value) || py::isinstance<py::str>(value))
-    raise(ErrorCode::InvalidArgument, "shape: expected an int or a sequence of ints");
+    raise(ErrorCode::InvalidArgument, "shape: expected an int or a sequence of ints, got " + type_name(value));
   std::vector<int64_t> shape;
-  for (auto item : value) shape.push_back(item.cast<int64_t>());
+  for (auto item : value) shape.push_back(to_int64(item, "shape: dimension " + std::to_string(shape.size())));
   return shape;
 }
 

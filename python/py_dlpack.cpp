@@ -1,7 +1,9 @@
 // Tensor.__dlpack__ / __dlpack_device__ (array-API standard): the legacy "dltensor" capsule
-// for consumers that pass no max_version (numpy 1.24), the versioned DLPack 1.0 capsule with
-// its read-only and is-copied flags for those that do. The capsule holds a CPU map of the
-// tensor for as long as the consumer holds the DLPack tensor.
+// for consumers that pass no max_version (numpy 1.24, torch 1.13), the versioned DLPack 1.0
+// capsule with its read-only and is-copied flags for those that do. Negative strides travel
+// only in the versioned capsule (a legacy request gets a BufferError, or a copy with
+// copy=True). The capsule holds a CPU map of the tensor for as long as the consumer holds the
+// DLPack tensor.
 #include <memhal/tensor.hpp>
 
 #include "dlpack.hpp"
@@ -76,6 +78,13 @@ bool strides_fit_elements(const Tensor& t) {
   return true;
 }
 
+bool has_negative_stride(const Tensor& t) {
+  for (int64_t stride : t.strides()) {
+    if (stride < 0) return true;
+  }
+  return false;
+}
+
 // Picks what to export (the tensor, or a dense host copy) and maps it.
 std::unique_ptr<Export> prepare(const Tensor& tensor, const Request& request, bool& copied, bool& read_only) {
   if (tensor.layout().is_multi_plane())
@@ -91,6 +100,15 @@ std::unique_ptr<Export> prepare(const Tensor& tensor, const Request& request, bo
   if (request.copy == true) copy_because("copy=True");
   if (!copied && source.memory() == MemoryKind::Cuda) copy_because("cuda memory is not host-addressable");
   if (!copied && !strides_fit_elements(source)) copy_because("byte strides are not whole elements");
+  if (!copied && !request.versioned && has_negative_stride(source)) {
+    // DLPack before 1.0 left negative strides unsaid and legacy consumers cannot all take them
+    // (torch 1.13 aborts the interpreter), so, as the array API says for what a consumer cannot
+    // take: a BufferError that says what to do, or the copy that copy=True asked for above.
+    throw py::buffer_error(
+        "__dlpack__: this tensor has negative strides (a flipped view), which a legacy (unversioned) DLPack "
+        "consumer may not take: materialize() it first, pass copy=True, or ask with max_version=(1, 0); "
+        "numpy.asarray(tensor.map('read')) shares it with its strides");
+  }
   auto out = std::make_unique<Export>(source);
   auto map = source.map(CpuAccess::ReadWrite);
   if (!map.has_value() && map.error().code() == ErrorCode::PermissionDenied) {
@@ -155,7 +173,8 @@ void bind_dlpack(py::module_& m) {
   tensor.def("__dlpack__", &dlpack_export, py::kw_only(), py::arg("stream") = py::none(),
              py::arg("max_version") = py::none(), py::arg("dl_device") = py::none(), py::arg("copy") = py::none(),
              "A DLPack capsule over this tensor's memory (array-API standard): legacy without max_version, "
-             "versioned 1.0 (with the read-only flag) when max_version >= (1, 0).");
+             "versioned 1.0 (with the read-only flag) when max_version >= (1, 0). A legacy request for a "
+             "tensor with negative strides raises BufferError (copy=True exports a dense copy).");
   tensor.def("__dlpack_device__", [](const Tensor& t) {
     return py::make_tuple(t.memory() == MemoryKind::Cuda ? dlpack::kDLCUDA : dlpack::kDLCPU, 0);
   });

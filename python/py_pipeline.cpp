@@ -28,14 +28,39 @@ E pick(py::handle value, const char* what, const std::array<std::pair<const char
         std::string(what) + ": expected one of " + names + ", got " + std::string(py::repr(value)));
 }
 
-template <std::size_t N, class T>
-std::array<T, N> to_array(py::handle value, const char* what, std::array<T, N> fallback) {
+// The items of a sequence (not a str); InvalidArgumentError naming `what` otherwise.
+std::vector<py::handle> items_of(py::handle value, const std::string& what) {
+  if (!py::isinstance<py::sequence>(value) || py::isinstance<py::str>(value))
+    raise(ErrorCode::InvalidArgument, what + ": expected a sequence, got " + type_name(value));
+  std::vector<py::handle> items;
+  for (auto item : value) items.push_back(item);
+  return items;
+}
+
+// A number for a float option: an int or a float (numpy scalars too), never a bool or a str.
+float to_float(py::handle value, const std::string& what) {
+  const bool numeric =
+      PyFloat_Check(value.ptr()) != 0 || PyIndex_Check(value.ptr()) != 0 || py::hasattr(value, "__float__");
+  if (py::isinstance<py::bool_>(value) || !numeric)
+    raise(ErrorCode::InvalidArgument, what + ": expected a number, got " + type_name(value));
+  const double number = PyFloat_AsDouble(value.ptr());
+  if (number == -1.0 && PyErr_Occurred() != nullptr) throw py::error_already_set();
+  return static_cast<float>(number);
+}
+
+// 1 to N values, the last repeated ("pad=(114,)" pads every channel with 114).
+template <std::size_t N, class T, class Convert>
+std::array<T, N> to_array(py::handle value, const char* what, std::array<T, N> fallback, Convert&& convert) {
   if (value.is_none()) return fallback;
-  auto items = value.cast<std::vector<T>>();
+  const auto items = items_of(value, what);
   if (items.empty() || items.size() > N)
-    raise(ErrorCode::InvalidArgument, std::string(what) + ": expected 1 to " + std::to_string(N) + " values");
+    raise(ErrorCode::InvalidArgument,
+          std::string(what) + ": expected 1 to " + std::to_string(N) + " values, got " + std::to_string(items.size()));
   std::array<T, N> out = fallback;
-  for (std::size_t i = 0; i < N; ++i) out[i] = items[std::min(i, items.size() - 1)];
+  for (std::size_t i = 0; i < N; ++i) {
+    const std::size_t from = std::min(i, items.size() - 1);
+    out[i] = convert(items[from], std::string(what) + "[" + std::to_string(from) + "]");
+  }
   return out;
 }
 
@@ -51,15 +76,19 @@ ConvertOptions convert_options(const py::kwargs& kw) {
   }
   auto get = [&](const char* key) { return kw.contains(key) ? py::handle(kw[key]) : py::handle(Py_None); };
   if (!get("crop").is_none()) {
-    auto c = get("crop").cast<std::array<int64_t, 4>>();
-    o.crop = Rect{c[0], c[1], c[2], c[3]};
+    const auto c = items_of(get("crop"), "crop");
+    if (c.size() != 4)
+      raise(ErrorCode::InvalidArgument,
+            "crop: expected 4 values (x, y, width, height), got " + std::to_string(c.size()));
+    o.crop = Rect{to_int64(c[0], "crop x"), to_int64(c[1], "crop y"), to_int64(c[2], "crop width"),
+                  to_int64(c[3], "crop height")};
   }
   if (!get("flip").is_none())
     o.flip = pick<Flip, 4>(
         get("flip"), "flip",
         {{{"none", Flip::None}, {"horizontal", Flip::Horizontal}, {"vertical", Flip::Vertical}, {"both", Flip::Both}}});
   if (!get("rotation").is_none()) {
-    const auto degrees = get("rotation").cast<int>();
+    const int64_t degrees = to_int64(get("rotation"), "rotation");
     if (degrees % 90 != 0) raise(ErrorCode::InvalidArgument, "rotation: a multiple of 90 degrees clockwise");
     o.rotation = static_cast<Rotation>(((degrees % 360) + 360) % 360 / 90);
   }
@@ -70,15 +99,17 @@ ConvertOptions convert_options(const py::kwargs& kw) {
     o.interpolation = pick<Interpolation, 3>(
         get("interpolation"), "interpolation",
         {{{"bilinear", Interpolation::Bilinear}, {"nearest", Interpolation::Nearest}, {"area", Interpolation::Area}}});
-  o.pad = to_array<4, uint8_t>(get("pad"), "pad", o.pad);
+  o.pad = to_array<4, uint8_t>(get("pad"), "pad", o.pad, [](py::handle v, const std::string& what) {
+    return static_cast<uint8_t>(to_int_in(v, what, 0, 255));
+  });
   if (!get("matrix").is_none())
     o.matrix =
         pick<ColorMatrix, 2>(get("matrix"), "matrix", {{{"bt601", ColorMatrix::Bt601}, {"bt709", ColorMatrix::Bt709}}});
   if (!get("range").is_none())
     o.range =
         pick<ColorRange, 2>(get("range"), "range", {{{"limited", ColorRange::Limited}, {"full", ColorRange::Full}}});
-  o.mean = to_array<4, float>(get("mean"), "mean", o.mean);
-  o.std = to_array<4, float>(get("std"), "std", o.std);
+  o.mean = to_array<4, float>(get("mean"), "mean", o.mean, to_float);
+  o.std = to_array<4, float>(get("std"), "std", o.std, to_float);
   if (!get("swap_rb").is_none()) o.swap_rb = get("swap_rb").cast<bool>();
   o.dst_format = to_optional_vocabulary<PixelFormat>(get("dst_format"), "dst_format");
   return o;
@@ -97,7 +128,7 @@ void bind_image_processor(py::module_& m) {
       .def(py::init([](unsigned threads, py::object backend) {
              std::optional<ImageBackend> pinned;
              if (!backend.is_none()) {
-               const auto name = backend.cast<std::string>();
+               const auto name = to_text(backend, "backend");
                if (name != "cpu" && name != "gl")
                  raise(ErrorCode::InvalidArgument, "backend: 'cpu', 'gl' or None, not '" + name + "'");
                pinned = name == "gl" ? ImageBackend::Gl : ImageBackend::Cpu;

@@ -296,7 +296,7 @@ void bind_constructors(py::class_<Tensor>& c) {
   c.def(py::init([](py::object shape, py::object dtype, py::object memory, py::object name) {
           return unwrap(Tensor::create(to_shape(shape), to_vocabulary<DType>(dtype, "Tensor"),
                                        to_optional_vocabulary<MemoryKind>(memory, "Tensor"),
-                                       name.is_none() ? std::string() : name.cast<std::string>()));
+                                       name.is_none() ? std::string() : to_text(name, "Tensor: name")));
         }),
         py::arg("shape"), py::arg("dtype") = "f32", py::arg("memory") = py::none(), py::arg("name") = py::none(),
         "A new zeroed row-major tensor; memory=None auto-selects (dmabuf, then mem), a kind pins it.")
@@ -341,6 +341,16 @@ void bind_tensor(py::module_& m) {
   bind_views(c);
   c.def("map", &map_tensor, py::arg("access") = "read_write",
         "Maps the bytes for the CPU; a TensorMap usable as a context manager.");
+  // Without this numpy.asarray(tensor) would wrap the Tensor object itself in a 0-d object
+  // array: a Tensor is not an array until it is mapped (the map exports the buffer protocol).
+  c.def(
+      "__array__",
+      [](const Tensor& t, py::args, py::kwargs) -> py::object {
+        throw py::type_error("numpy cannot read a memhal.Tensor (" + repr(t) +
+                             ") directly: use numpy.asarray(tensor.map('read')) to share its mapped bytes, or "
+                             "numpy.from_dlpack(tensor)");
+      },
+      "Raises TypeError: map() the tensor or use numpy.from_dlpack (a Tensor is not an array by itself).");
   m.def(
       "same_storage", [](const Tensor& a, const Tensor& b) { return same_storage(a, b); }, py::arg("a"), py::arg("b"));
 }

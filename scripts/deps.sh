@@ -17,6 +17,7 @@ packages=(
   libbenchmark-dev                                   # bench/
   python3                                            # test scripts (JSON checks)
   python3-dev pybind11-dev python3-numpy python3-pytest  # the Python module and its pytest suite
+  python3-torch                                      # pytest: DLPack into torch 1.13 (skipped without)
   "$@"
 )
 

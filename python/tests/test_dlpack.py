@@ -47,8 +47,74 @@ def test_a_versioned_capsule_round_trips_into_memhal_without_a_copy():
 
 def test_strided_views_export_with_their_strides():
     t = filled((4, 6))
-    a = np.from_dlpack(t.flip(1).slice(0, 1, 3))
-    np.testing.assert_array_equal(a, np.arange(24).reshape(4, 6)[1:3, ::-1])
+    a = np.from_dlpack(t.transpose(0, 1).slice(0, 1, 5))
+    np.testing.assert_array_equal(a, np.arange(24).reshape(4, 6).T[1:5])
+    with t.map("write") as m:
+        np.asarray(m)[0, 1] = -1.0
+    assert a[0, 0] == -1.0  # shared, not copied
+
+
+def test_negative_strides_travel_only_in_the_versioned_capsule():
+    t = filled((4, 6))
+    flipped = t.flip(1).slice(0, 1, 3)
+    # numpy 1.24 and torch 1.13 ask for the legacy capsule: refused with advice, not handed over.
+    with pytest.raises(BufferError, match=r"negative strides.*materialize\(\).*copy=True.*max_version"):
+        np.from_dlpack(flipped)
+    with pytest.raises(BufferError, match="negative strides"):
+        flipped.__dlpack__(copy=False)
+    # A versioned consumer takes them as they are: the same memory, strides kept.
+    u = memhal.from_dlpack(flipped.__dlpack__(max_version=(1, 0)))
+    assert u.strides == flipped.strides and u.strides[1] < 0
+    with t.map("write") as m:
+        np.asarray(m)[1, 5] = -3.0
+    with u.map("read") as m:
+        assert np.asarray(m)[0, 0] == -3.0  # the same memory: row 1, last column
+    # copy=True hands a legacy consumer a dense copy; numpy also shares it through a map.
+    expected = np.arange(24, dtype=np.float32).reshape(4, 6)[1:3, ::-1]
+    expected[0, 0] = -3.0
+    np.testing.assert_array_equal(np.from_dlpack(flipped.materialize()), expected)
+    copied = memhal.from_dlpack(flipped.__dlpack__(copy=True))
+    assert not memhal.same_storage(copied, t) and copied.strides[1] > 0
+    with flipped.map("read") as m:
+        np.testing.assert_array_equal(np.asarray(m), expected)
+
+
+def _torch_missing():
+    import importlib.util
+    return importlib.util.find_spec("torch") is None
+
+
+@pytest.mark.skipif(_torch_missing(), reason="torch is not installed (Debian: apt-get install python3-torch)")
+def test_torch_from_dlpack_of_a_flipped_tensor_raises_instead_of_aborting():
+    # In a child interpreter: torch 1.13 aborts (SIGABRT) on a legacy capsule with negative
+    # strides, which would kill pytest itself rather than fail this test.
+    import subprocess
+    import sys
+    code = """
+import memhal, numpy as np, torch
+t = memhal.Tensor((4, 6), "f32", memory="mem")
+with t.map("write") as m:
+    np.asarray(m)[...] = np.arange(24, dtype=np.float32).reshape(4, 6)
+flipped = t.flip(1)
+try:
+    torch.from_dlpack(flipped)
+    print("accepted")
+except BufferError as e:
+    print("BufferError:", e)
+x = torch.from_dlpack(flipped.materialize())
+assert x.tolist() == np.arange(24).reshape(4, 6)[:, ::-1].tolist()
+y = torch.utils.dlpack.from_dlpack(flipped.__dlpack__(copy=True))
+assert y.tolist() == x.tolist()
+z = torch.from_dlpack(t.transpose(0, 1))  # positive strides still travel without a copy
+z[0, 1] = -7.0
+with t.map("read") as m:
+    assert np.asarray(m)[1, 0] == -7.0
+print("done")
+"""
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, (run.returncode, run.stdout, run.stderr[-2000:])
+    assert "BufferError: __dlpack__: this tensor has negative strides" in run.stdout, run.stdout
+    assert run.stdout.rstrip().endswith("done"), run.stdout
 
 
 def test_memhal_from_dlpack_wraps_a_numpy_array_and_keeps_it_alive():

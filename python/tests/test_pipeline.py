@@ -141,3 +141,29 @@ def test_backend_choice_is_validated_and_a_cpu_processor_has_no_pbo_images():
     assert cpu.backend == "cpu" and cpu.gl_renderer is None
     with pytest.raises(memhal.UnavailableError, match="gl backend"):
         cpu.create_image(8, 8, "rgb", memory="pbo")
+
+
+@pytest.mark.parametrize("options, says", [
+    ({"crop": (0, 0, 10)}, "crop: expected 4 values"),
+    ({"crop": (0, 0, 10, 2.5)}, "crop height: expected an int, got float"),
+    ({"crop": 5}, "crop: expected a sequence"),
+    ({"pad": (300, 0, 0)}, r"pad\[0\]: 300 is outside \[0, 255\]"),
+    ({"pad": (0, -1)}, r"pad\[1\]: -1 is outside"),
+    ({"pad": (1 << 64,)}, "int64 range"),
+    ({"pad": ()}, "expected 1 to 4 values, got 0"),
+    ({"mean": ("a",)}, r"mean\[0\]: expected a number, got str"),
+    ({"std": (1, 2, 3, 4, 5)}, "std: expected 1 to 4 values, got 5"),
+    ({"rotation": 1.5}, "rotation: expected an int, got float"),
+    ({"rotation": 1 << 80}, "rotation.*int64 range"),
+])
+def test_convert_options_of_the_wrong_type_or_range_are_invalid_arguments_naming_them(options, says):
+    src = memhal.Tensor.image(16, 16, "rgb", memory="mem")
+    dst = memhal.Tensor.image(8, 8, "rgb", memory="mem")
+    p = memhal.ImageProcessor(threads=1, backend="cpu")
+    with pytest.raises(memhal.InvalidArgumentError, match=says):
+        p.convert(src, dst, **options)
+
+
+def test_a_backend_that_is_not_a_string_is_an_invalid_argument():
+    with pytest.raises(memhal.InvalidArgumentError, match="backend: expected a str"):
+        memhal.ImageProcessor(backend=1)

@@ -154,3 +154,35 @@ def test_an_shm_tensor_shared_through_its_fd_sees_the_same_bytes():
         np.asarray(m)[:] = 77
     with t.map("read") as m:
         assert np.asarray(m).tolist() == [77] * 64
+
+
+@pytest.mark.parametrize("shape, says", [
+    ((1 << 63,), "int64 range"),
+    (1 << 63, "int64 range"),
+    ((2, -(1 << 64)), "dimension 1"),
+    ((2.5, 3), "dimension 0: expected an int, got float"),
+    ((2, "3"), "dimension 1: expected an int, got str"),
+    ((True, 2), "got bool"),
+    ("23", "expected an int or a sequence"),
+])
+def test_a_shape_python_cannot_give_as_int64_is_an_invalid_argument_naming_it(shape, says):
+    with pytest.raises(memhal.InvalidArgumentError, match=says):
+        memhal.Tensor(shape, "u8")
+    with pytest.raises(memhal.InvalidArgumentError, match=says):
+        memhal.Tensor((6,), "u8", memory="mem").reshape(shape)
+
+
+def test_numpy_integers_are_dimensions_and_a_name_must_be_a_str():
+    assert memhal.Tensor((np.int64(2), np.uint8(3)), "u8").shape == (2, 3)
+    with pytest.raises(memhal.InvalidArgumentError, match="name"):
+        memhal.Tensor((2,), "u8", name=5)
+
+
+def test_numpy_asarray_of_a_tensor_says_to_map_it_instead_of_wrapping_an_object():
+    t = memhal.Tensor((2, 3), "u8", memory="mem")
+    for make in (np.asarray, np.array):
+        with pytest.raises(TypeError, match=r"map\(.*from_dlpack"):
+            make(t)
+    with t.map("read") as m:  # the map is the array
+        assert np.asarray(m).shape == (2, 3)
+    assert np.from_dlpack(t).shape == (2, 3)

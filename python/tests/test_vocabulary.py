@@ -72,3 +72,23 @@ def test_memory_kinds_match_memhal_info_json(memhal_cli):
         answer = memhal.availability(member)
         assert answer.available == entry["available"], entry
         assert answer.reason == entry["reason"], entry
+
+
+def test_the_enum_constructors_refuse_unknown_codes_as_from_code_does(golden_rows):
+    for vocabulary in VOCABULARIES + ["ErrorCode"]:
+        enum = getattr(memhal, vocabulary)
+        codes = {code for v, code, _, _ in golden_rows if v == vocabulary}
+        for code in codes:
+            member = enum(code)  # a known code still builds its named member
+            assert member.code == code and member.name in enum.__members__, (vocabulary, code)
+            assert enum(member) == member
+        for unknown in (max(codes) + 1, 7 if 7 not in codes else 999, 1 << 40, -1):
+            with pytest.raises(memhal.InvalidArgumentError) as info:
+                enum(unknown)
+            assert isinstance(info.value, ValueError), vocabulary
+            assert vocabulary in info.value.message and str(unknown) in info.value.message, info.value.message
+        with pytest.raises(memhal.InvalidArgumentError):
+            enum(2.5)
+    assert memhal.MemoryKind("dmabuf") == memhal.MemoryKind.DMABUF  # as from_string
+    with pytest.raises(memhal.InvalidArgumentError):
+        memhal.PixelFormat(0)  # 0 is no pixel format

@@ -1,5 +1,7 @@
 #include <fcntl.h>
+#include <linux/sockios.h>
 #include <poll.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -9,6 +11,7 @@
 #include <cstring>
 #include <memhal/channel.hpp>
 
+#include "core/deadline.hpp"
 #include "core/strings.hpp"
 #include "ipc/wire.hpp"
 
@@ -19,15 +22,20 @@ constexpr uint32_t kMagic = 0x4843484d;  // "MHCH" in wire order
 constexpr uint16_t kVersion = 1;
 constexpr uint16_t kTypeTensor = 1;
 
-// Waits until `fd` is readable; Busy when `timeout` passes first.
-Result<void> wait_readable(int fd, std::optional<std::chrono::milliseconds> timeout, const char* what) {
-  pollfd entry{fd, POLLIN, 0};
-  const int wait_ms = timeout ? static_cast<int>(timeout->count()) : -1;
+// Waits until `fd` is readable or its peer hung up, and returns poll's events for it; Busy
+// when `timeout` passes first (at once for 0 or less). poll(2) takes an int of milliseconds,
+// so a longer timeout is waited out in several polls against one saturated deadline, and an
+// interrupted poll resumes with the time that is left.
+Result<short> wait_readable(int fd, std::optional<std::chrono::milliseconds> timeout, const char* what) {
+  const auto deadline = timeout ? detail::deadline_after(*timeout) : detail::Clock::time_point::max();
   for (;;) {
-    const int ready = ::poll(&entry, 1, wait_ms);
-    if (ready > 0) return {};
-    if (ready == 0) return detail::fail(ErrorCode::Busy, what, " timed out after ", wait_ms, " ms");
-    if (errno != EINTR) return detail::fail_errno(ErrorCode::Io, errno, what, ": poll");
+    pollfd entry{fd, POLLIN | POLLRDHUP, 0};
+    const int ready = ::poll(&entry, 1, detail::poll_timeout_ms(deadline));
+    if (ready > 0) return entry.revents;
+    if (ready < 0 && errno != EINTR) return detail::fail_errno(ErrorCode::Io, errno, what, ": poll");
+    if (ready == 0 && detail::Clock::now() >= deadline) {
+      return detail::fail(ErrorCode::Busy, what, " timed out after ", timeout->count(), " ms");
+    }
   }
 }
 
@@ -189,7 +197,7 @@ Result<Frame> Channel::receive_frame(std::optional<std::chrono::milliseconds> ti
 }
 
 Result<std::pair<Descriptor, Tensor>> Channel::receive_message(std::optional<std::chrono::milliseconds> timeout) {
-  MEMHAL_TRY(wait_readable(socket_.get(), timeout, "channel receive"));
+  MEMHAL_ASSIGN_OR_RETURN(const short events, wait_readable(socket_.get(), timeout, "channel receive"));
   std::array<std::byte, kMaxChannelMessage> buffer{};
   alignas(cmsghdr) std::array<char, CMSG_SPACE(sizeof(int) * kMaxPlanes)> control{};
   iovec io{buffer.data(), buffer.size()};
@@ -202,7 +210,11 @@ Result<std::pair<Descriptor, Tensor>> Channel::receive_message(std::optional<std
   do {
     received = ::recvmsg(socket_.get(), &header, MSG_CMSG_CLOEXEC);
   } while (received < 0 && errno == EINTR);
-  if (received < 0) return detail::fail_errno(ErrorCode::Io, errno, "channel receive");
+  if (received < 0) {
+    // A peer that closed with messages of ours unread leaves ECONNRESET: it is gone all the same.
+    const ErrorCode code = errno == ECONNRESET ? ErrorCode::Unavailable : ErrorCode::Io;
+    return detail::fail_errno(code, errno, "channel receive");
+  }
   // Own every fd that arrived before anything else can fail, so none leaks.
   std::array<UniqueFd, kMaxPlanes> owned{};
   std::size_t fd_count = 0;
@@ -221,7 +233,19 @@ Result<std::pair<Descriptor, Tensor>> Channel::receive_message(std::optional<std
       }
     }
   }
-  if (received == 0) return detail::fail(ErrorCode::Unavailable, "channel receive: the peer closed the channel");
+  if (received == 0) {
+    // A SOCK_SEQPACKET socket reads 0 bytes both at its end and for an empty message a peer
+    // sent. The poll above tells them apart: unless the peer had hung up, a message was queued
+    // (only this receiver dequeues). Fds only come with a message, and bytes still queued
+    // behind it mean it was a message too (the peer sent more, then hung up).
+    const bool hung_up = (events & (POLLRDHUP | POLLHUP)) != 0;
+    int queued = 0;
+    if (hung_up && fd_count == 0 && !too_many && (::ioctl(socket_.get(), SIOCINQ, &queued) != 0 || queued == 0)) {
+      return detail::fail(ErrorCode::Unavailable, "channel receive: the peer closed the channel");
+    }
+    return detail::fail(ErrorCode::Protocol, "channel receive: an empty message (0 bytes, ", fd_count,
+                        " fds) is not a memhal message; the channel stays open");
+  }
   bytes_received_ += static_cast<uint64_t>(received);
   if (too_many) return detail::fail(ErrorCode::Protocol, "channel message carried more than ", kMaxPlanes, " fds");
   if (header.msg_flags & MSG_TRUNC) {
@@ -257,7 +281,7 @@ Result<Listener> Listener::bind(const std::string& path) {
 }
 
 Result<Channel> Listener::accept(std::optional<std::chrono::milliseconds> timeout) {
-  MEMHAL_TRY(wait_readable(socket_.get(), timeout, "accept"));
+  MEMHAL_TRY(wait_readable(socket_.get(), timeout, "accept"));  // a listener never hangs up
   UniqueFd peer(::accept4(socket_.get(), nullptr, nullptr, SOCK_CLOEXEC));
   if (!peer.valid()) return detail::fail_errno(ErrorCode::Io, errno, "accept on ", path_);
   return Channel::adopt(std::move(peer));
