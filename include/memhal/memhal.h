@@ -266,7 +266,10 @@ MEMHAL_C_API int memhal_frame_pts(const memhal_frame_t* frame, int64_t* out);
 MEMHAL_C_API int memhal_frame_sequence(const memhal_frame_t* frame, uint64_t* out);
 MEMHAL_C_API void memhal_frame_free(memhal_frame_t* frame);
 /** Fans `frame` out to `branches` frames sharing its payload (no byte copied) into `out`
- *  (an array of `branches` handles the caller frees). `frame` stays the caller's. */
+ *  (an array of `branches` handles the caller frees). `frame` stays the caller's.
+ *  MEMHAL_ERROR_INVALID_ARGUMENT for 0 branches; MEMHAL_ERROR_OUT_OF_MEMORY for more
+ *  branches than memory can hold. On any failure only `out[0]` is written (NULL): `branches`
+ *  itself may be the bad argument. */
 MEMHAL_C_API int memhal_tee_push(const memhal_frame_t* frame, size_t branches, memhal_frame_t** out);
 
 /* ---- image processing ---- */
