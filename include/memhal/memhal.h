@@ -196,7 +196,10 @@ MEMHAL_C_API int memhal_tensor_image(int64_t width, int64_t height, uint32_t pix
                                      uint32_t dtype, memhal_tensor_t** out);
 /** Imports `fd` (borrowed: duplicated) as a strided tensor of `rank` dims with byte `strides`
  *  and `offset`. `memory` is MEMHAL_MEMORY_KIND_AUTO to detect (DMA-BUF or memfd), or the
- *  kind expected. A buffer shorter than the layout is MEMHAL_ERROR_OUT_OF_RANGE. */
+ *  kind expected. A buffer shorter than the layout is MEMHAL_ERROR_OUT_OF_RANGE. A memfd must
+ *  be sealed with F_SEAL_SHRINK, or sealable here (made with MFD_ALLOW_SEALING and passed
+ *  writable): else MEMHAL_ERROR_INVALID_ARGUMENT, as its owner could truncate it under the
+ *  mapping. Only the bytes the layout reaches are mapped. */
 MEMHAL_C_API int memhal_tensor_from_fd(int fd, const int64_t* shape, const int64_t* strides, size_t rank,
                                        int64_t offset, uint32_t dtype, int32_t memory, memhal_tensor_t** out);
 /** Imports a multi-plane image: `fds[i]` (borrowed) backs buffer i of `planes`. */

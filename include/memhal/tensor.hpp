@@ -68,12 +68,19 @@ class MEMHAL_EXPORT Tensor {
   /// duplicated (`F_DUPFD_CLOEXEC`), the caller keeps and closes its own. What the fd is comes
   /// from the kernel: a DMA-BUF (`exp_name` in `/proc/self/fdinfo`) imports as `DmaBuf`, a
   /// memfd or shmem file (it answers `F_GET_SEALS`) as `Shm`; `kind`, when given, must match.
-  /// A writable memfd is sealed against shrinking (`F_SEAL_SHRINK`, where its seals allow) so
-  /// that a peer cannot truncate it under the mapping. An fd opened `O_RDONLY` gives a tensor
-  /// that maps for reading only. `layout` must use one buffer (see `from_planes` for more).
+  /// A memfd must not be able to shrink under the mapping (its owner's `ftruncate` would turn
+  /// the next read into a SIGBUS): one already sealed with `F_SEAL_SHRINK` imports, an unsealed
+  /// one is sealed here, which needs a writable fd and a memfd made with `MFD_ALLOW_SEALING`;
+  /// any other (a memfd without `MFD_ALLOW_SEALING`, a `shm_open` file, an `O_RDONLY` fd of an
+  /// unsealed memfd) is refused. An fd opened `O_RDONLY` gives a tensor that maps for reading
+  /// only. Only the bytes the layout reaches (rounded up to whole pages) are mapped, so a small
+  /// tensor over a huge buffer costs little address space. `layout` must use one buffer (see
+  /// `from_planes` for more).
   /// Errors: `InvalidArgument` for a closed fd, a pipe, socket, device or disk file, a kind
-  /// mismatch or a multi-buffer layout; `OutOfRange` when the buffer is shorter than the
-  /// layout needs; `Io` when the kernel cannot be asked or the buffer cannot be mapped.
+  /// mismatch, a multi-buffer layout, or a memfd that is not and cannot be sealed against
+  /// shrinking (the message names `F_SEAL_SHRINK` and the fix); `OutOfRange` when the buffer
+  /// is shorter than the layout needs; `Io` when the kernel cannot be asked or the buffer
+  /// cannot be mapped.
   static Result<Tensor> from_fd(int fd, const Layout& layout, std::optional<MemoryKind> kind = std::nullopt);
 
   /// As `from_fd` for a layout over several buffers (`Layout::image_planes` with planes in

@@ -50,25 +50,6 @@ Result<sockaddr_un> socket_address(const std::string& path) {
   return address;
 }
 
-// A received memfd must be sealed against shrinking, or the peer could truncate it under our
-// mapping and turn our next read into a SIGBUS. Seal it ourselves when the peer left that open.
-Result<void> check_memfd_seals(int fd, std::size_t index) {
-  struct stat st {};
-  if (::fstat(fd, &st) != 0) return detail::fail_errno(ErrorCode::Io, errno, "fstat of received fd ", index);
-  if (!S_ISREG(st.st_mode)) return {};  // DMA-BUFs and others: the import checks their type
-  int seals = ::fcntl(fd, F_GET_SEALS);
-  if (seals < 0) {
-    return detail::fail(ErrorCode::InvalidArgument, "received fd ", index,
-                        " is a regular file, not a memfd: only shm and dmabuf memory travels");
-  }
-  if ((seals & F_SEAL_SHRINK) == 0 && ::fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK) != 0) {
-    return detail::fail(ErrorCode::InvalidArgument, "received memfd ", index,
-                        " is not sealed against shrinking and cannot be (seals ", seals,
-                        "): the peer could truncate it under our mapping");
-  }
-  return {};
-}
-
 }  // namespace
 
 Result<ChannelMessage> parse_channel_message(std::span<const std::byte> bytes, std::size_t fds_received) {
@@ -260,10 +241,10 @@ Result<std::pair<Descriptor, Tensor>> Channel::receive_message(std::optional<std
   MEMHAL_ASSIGN_OR_RETURN(Layout layout, message.descriptor.layout());
   std::array<int, kMaxPlanes> raw{};
   for (std::size_t i = 0; i < fd_count; ++i) {
-    if (kind == MemoryKind::Shm) MEMHAL_TRY(check_memfd_seals(owned[i].get(), i));
     raw[i] = owned[i].get();
   }
-  // from_planes checks type (memfd vs DMA-BUF) and size against the layout, and duplicates;
+  // from_planes checks type (memfd vs DMA-BUF), size against the layout and a memfd's seal
+  // against shrinking (a peer could otherwise truncate it under our mapping), and duplicates;
   // our copies close when `owned` goes out of scope.
   MEMHAL_ASSIGN_OR_RETURN(Tensor tensor, Tensor::from_planes(std::span<const int>(raw.data(), fd_count), layout, kind));
   return std::pair<Descriptor, Tensor>(std::move(message.descriptor), std::move(tensor));

@@ -4,10 +4,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cstring>
 #include <fstream>
 
 #include "core/strings.hpp"
 #include "storage/dmabuf.hpp"
+#include "storage/mapping.hpp"
 #include "storage/shm.hpp"
 
 namespace memhal::detail {
@@ -72,6 +75,23 @@ Result<FdIdentity> identify_fd(int fd) {
   return fail(ErrorCode::InvalidArgument, "fd ", fd, " is ", file_type(st.st_mode), ", not a DMA-BUF or memfd");
 }
 
+Result<void> require_shrink_seal(int fd, std::string_view what) {
+  const int seals = ::fcntl(fd, F_GET_SEALS);
+  if (seals < 0)
+    return fail_errno(ErrorCode::InvalidArgument, errno, what, ": fd ", fd, " does not answer F_GET_SEALS");
+  if ((seals & F_SEAL_SHRINK) != 0 || ::fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK) == 0) return {};
+  const int err = errno;
+  const bool read_only = (::fcntl(fd, F_GETFL) & O_ACCMODE) == O_RDONLY;
+  return fail(ErrorCode::InvalidArgument, what, ": memfd/shmem fd ", fd,
+              " is not sealed against shrinking (F_SEAL_SHRINK) and cannot be sealed here (",
+              (seals & F_SEAL_SEAL) != 0 ? "F_SEAL_SEAL is set: made without MFD_ALLOW_SEALING, or a shm_open file"
+              : read_only                ? "the fd is opened O_RDONLY"
+                                         : std::strerror(err),
+              "), so its owner could truncate it under the mapping and turn the next read into a SIGBUS. "
+              "Create it with memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING) and seal it with "
+              "fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK), or hand over a writable fd so that memhal can seal it");
+}
+
 Result<std::shared_ptr<Storage>> import_fd(int fd, std::optional<MemoryKind> kind, std::size_t needed,
                                            std::string_view what) {
   MEMHAL_ASSIGN_OR_RETURN(FdIdentity identity, identify_fd(fd));
@@ -82,16 +102,19 @@ Result<std::shared_ptr<Storage>> import_fd(int fd, std::optional<MemoryKind> kin
   if (identity.size < needed || identity.size == 0) {
     return fail(ErrorCode::OutOfRange, what, " needs ", needed, " bytes, the buffer has ", identity.size);
   }
+  // A peer could shrink an unsealed memfd under our mapping (SIGBUS on access): refuse what is
+  // not sealed and cannot be sealed here.
+  if (identity.kind == MemoryKind::Shm) MEMHAL_TRY(require_shrink_seal(fd, what));
   UniqueFd copy(::fcntl(fd, F_DUPFD_CLOEXEC, 0));
   if (!copy) return fail_errno(code_for_errno(errno), errno, what, ": dup of fd ", fd, " failed");
+  // Map only what the layout reaches (whole pages, within the buffer): a huge sparse buffer
+  // behind a small tensor must not cost its size in address space.
+  const std::size_t mapped = std::min(identity.size, page_round(std::max<std::size_t>(needed, 1)));
   std::string source = cat(to_string(identity.kind), " fd ", fd, " from ", identity.exporter);
   if (identity.kind == MemoryKind::DmaBuf) {
-    return import_dmabuf(std::move(copy), identity.size, identity.writable, std::move(source));
+    return import_dmabuf(std::move(copy), mapped, identity.writable, std::move(source));
   }
-  // A peer could still shrink an unsealed memfd under our mapping (SIGBUS on access); seal it
-  // where the file allows. Best effort: a shmem file with F_SEAL_SEAL cannot be sealed further.
-  if (identity.writable) (void)::fcntl(copy.get(), F_ADD_SEALS, F_SEAL_SHRINK);
-  return import_shm(std::move(copy), identity.size, identity.writable, std::move(source));
+  return import_shm(std::move(copy), mapped, identity.writable, std::move(source));
 }
 
 }  // namespace memhal::detail

@@ -24,8 +24,16 @@ struct FdIdentity {
 /// pipe, a socket, a device or a regular file; `Io` when /proc cannot be read.
 Result<FdIdentity> identify_fd(int fd);
 
+/// Makes sure the memfd/shmem file behind `fd` (borrowed) cannot shrink under a mapping: it is
+/// sealed with `F_SEAL_SHRINK` already, or gets that seal now (which needs a writable fd and a
+/// file made with `MFD_ALLOW_SEALING`). `InvalidArgument` naming `F_SEAL_SHRINK` and the fix
+/// otherwise. `what` describes the operation in errors.
+Result<void> require_shrink_seal(int fd, std::string_view what);
+
 /// Storage over a duplicate of `fd` (the caller keeps and closes its own): identified, checked
-/// against `kind` when given and against `needed` bytes. `what` describes the import in
+/// against `kind` when given and against `needed` bytes; a memfd must pass
+/// `require_shrink_seal`. Only the first `needed` bytes (rounded up to whole pages, at most the
+/// buffer) are mapped, and that is the storage's `size()`. `what` describes the import in
 /// errors ("import of fd 7 as nv12 1920x1080"). `OutOfRange` for a buffer shorter than `needed`.
 Result<std::shared_ptr<Storage>> import_fd(int fd, std::optional<MemoryKind> kind, std::size_t needed,
                                            std::string_view what);

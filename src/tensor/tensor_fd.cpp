@@ -1,6 +1,7 @@
 // Tensors over fds: imports of buffers made elsewhere, and the fds of our own.
 #include <fcntl.h>
 
+#include <algorithm>
 #include <memhal/tensor.hpp>
 
 #include "core/strings.hpp"
@@ -50,17 +51,16 @@ Result<Tensor> Tensor::from_planes(std::span<const int> fds, const Layout& layou
     for (std::size_t j = 0; j < i && !buffers[i]; ++j) {
       if (fds[j] == fds[i]) buffers[i] = buffers[j];
     }
-    const ByteExtent extent = layout.byte_extent(static_cast<uint32_t>(i));
+    if (buffers[i]) continue;
+    // An fd given for several buffers is imported once, mapped as far as the furthest of them
+    // reaches; the import maps no further than that.
+    int64_t needed = 0;
+    for (std::size_t j = i; j < fds.size(); ++j) {
+      if (fds[j] == fds[i]) needed = std::max(needed, layout.byte_extent(static_cast<uint32_t>(j)).end);
+    }
     const std::string what = detail::cat("import of fd ", fds[i], " as ", describe(layout),
                                          fds.size() > 1 ? detail::cat(" (buffer ", i, ")") : std::string());
-    if (buffers[i]) {
-      if (static_cast<int64_t>(buffers[i]->size()) < extent.end) {
-        return detail::fail(ErrorCode::OutOfRange, what, " needs ", extent.end, " bytes, the buffer has ",
-                            buffers[i]->size());
-      }
-      continue;
-    }
-    MEMHAL_ASSIGN_OR_RETURN(buffers[i], detail::import_fd(fds[i], kind, static_cast<std::size_t>(extent.end), what));
+    MEMHAL_ASSIGN_OR_RETURN(buffers[i], detail::import_fd(fds[i], kind, static_cast<std::size_t>(needed), what));
     if (i > 0 && buffers[i]->kind() != buffers[0]->kind()) {
       return detail::fail(ErrorCode::InvalidArgument, what, ": buffer 0 is ", to_string(buffers[0]->kind()),
                           ", this one ", to_string(buffers[i]->kind()), "; one tensor has one memory kind");

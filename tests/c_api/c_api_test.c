@@ -1,6 +1,7 @@
 /* The C API from C99: vocabulary against the golden file, ABI pins, and every noun in use.
  * Prints one line per check and a closing "N passed, N failed" line. */
 #define _GNU_SOURCE
+#include <fcntl.h>
 #include <memhal/memhal.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -280,6 +281,35 @@ static void test_fd_import_and_export(void) {
   memhal_tensor_free(imported);
 }
 
+/* An import of a memfd that is not sealed against shrinking, and cannot be sealed here, is
+ * refused: its owner could truncate it under the mapping (a SIGBUS on the next read). */
+static void test_fd_import_refuses_unsealable_memfds(void) {
+  const int64_t shape[] = {4096}, strides[] = {1};
+  int unsealable = memfd_create("c-test-unsealable", MFD_CLOEXEC);
+  int sealable = memfd_create("c-test-sealable", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+  int read_only = -1;
+  char path[64];
+  memhal_tensor_t* tensor = NULL;
+  CHECK(unsealable >= 0 && ftruncate(unsealable, 4096) == 0);
+  CHECK(sealable >= 0 && ftruncate(sealable, 4096) == 0);
+  snprintf(path, sizeof path, "/proc/self/fd/%d", sealable);
+  read_only = open(path, O_RDONLY | O_CLOEXEC);
+  CHECK(read_only >= 0);
+  CHECK(memhal_tensor_from_fd(unsealable, shape, strides, 1, 0, MEMHAL_DTYPE_U8, MEMHAL_MEMORY_KIND_AUTO, &tensor) ==
+        MEMHAL_ERROR_INVALID_ARGUMENT);
+  CHECK(tensor == NULL);
+  CHECK(strstr(memhal_last_error_message(), "F_SEAL_SHRINK") != NULL);
+  CHECK(memhal_tensor_from_fd(read_only, shape, strides, 1, 0, MEMHAL_DTYPE_U8, MEMHAL_MEMORY_KIND_AUTO, &tensor) ==
+        MEMHAL_ERROR_INVALID_ARGUMENT);
+  CHECK(tensor == NULL);
+  CHECK(fcntl(sealable, F_ADD_SEALS, F_SEAL_SHRINK) == 0);
+  CHECK_OK(memhal_tensor_from_fd(read_only, shape, strides, 1, 0, MEMHAL_DTYPE_U8, MEMHAL_MEMORY_KIND_AUTO, &tensor));
+  memhal_tensor_free(tensor);
+  close(read_only);
+  close(sealable);
+  close(unsealable);
+}
+
 static void test_frames_and_tee(void) {
   memhal_tensor_t *image = NULL, *branch_tensor = NULL;
   memhal_frame_t* frame = NULL;
@@ -516,6 +546,7 @@ int main(int argc, char** argv) {
   test_availability();
   test_tensors_views_and_maps();
   test_fd_import_and_export();
+  test_fd_import_refuses_unsealable_memfds();
   test_frames_and_tee();
   test_image_processor();
   test_channel();
