@@ -244,7 +244,9 @@ MEMHAL_C_API int memhal_tensor_materialize(const memhal_tensor_t* tensor, int32_
 /* ---- CPU mappings ---- */
 
 /** Maps the tensor for the CPU with `access` (MEMHAL_CPU_ACCESS_READ/WRITE/READ_WRITE). The
- *  mapping is valid until memhal_map_free; the caller frees it. */
+ *  mapping is valid until memhal_map_free; the caller frees it. The bytes of a READ map must
+ *  not be written: for shm and dmabuf memory they lie in a read-only mapping and a write
+ *  faults (SIGSEGV); for mem only this rule guards them. */
 MEMHAL_C_API int memhal_tensor_map(const memhal_tensor_t* tensor, uint32_t access, memhal_map_t** out);
 /** The tensor's logical element 0 (plane 0 of a multi-plane image). */
 MEMHAL_C_API void* memhal_map_data(const memhal_map_t* map);

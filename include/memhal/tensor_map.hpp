@@ -5,6 +5,19 @@
 /// that need cache maintenance (DMA-BUF) its lifetime is the CPU-access bracket. `data()`
 /// points at the tensor's logical element 0; a contiguous tensor is also available as a typed
 /// span, a strided one as pointer plus byte strides. Move-only; use from one thread at a time.
+///
+/// Read maps (`CpuAccess::Read`) never allow writes where the backend can enforce it:
+/// * Shm and DmaBuf: enforced by the MMU. A read map's addresses lie in a read-only
+///   (`PROT_READ`) mapping of the buffer, made on the first read map and kept with the
+///   storage; a write through it faults (SIGSEGV). Write and read-write maps use the buffer's
+///   read-write mapping, so the same byte has a different address in a read map than in a write
+///   map of the same tensor: compare tensors with `same_storage`, not map addresses.
+/// * Mem (and memory lent by a frame): only the type guards it; the pages stay writable.
+/// The type says the same for every kind: `const_data()` / `const_plane()` are what a reader
+/// uses, `mutable_data()` / `mutable_plane()` answer `PermissionDenied` for a read map, and
+/// `span<T>()` with a non-const `T` does too. `data()` / `plane()` stay `std::byte*` for code
+/// that already holds a write map; writing through them with a read map is a bug that the MMU
+/// catches for Shm and DmaBuf only.
 #pragma once
 
 #include <array>
@@ -61,7 +74,13 @@ class MEMHAL_EXPORT TensorMap {
   ~TensorMap();
 
   /// The tensor's logical element 0 (for a multi-plane image, the first pixel of plane 0).
+  /// With a read map the bytes must not be written (see the file comment); prefer
+  /// `const_data()` or `mutable_data()`, which say so in the type.
   std::byte* data() const noexcept { return element0_; }
+  /// `data()` for reading: valid with any access.
+  const std::byte* const_data() const noexcept { return element0_; }
+  /// `data()` for writing: `PermissionDenied` for a read map.
+  Result<std::byte*> mutable_data() const;
   /// Bytes of a contiguous tensor (`nbytes()`); 0 for a strided or multi-plane one, which is
   /// read through `data()` and `strides()` or `plane()`.
   std::size_t size_bytes() const noexcept;
@@ -75,6 +94,11 @@ class MEMHAL_EXPORT TensorMap {
   /// First byte of plane `index` of a multi-plane image (rows `planes()[index].pitch` apart);
   /// null for an index beyond the planes.
   std::byte* plane(std::size_t index) const noexcept;
+  /// `plane(index)` for reading.
+  const std::byte* const_plane(std::size_t index) const noexcept { return plane(index); }
+  /// `plane(index)` for writing: `PermissionDenied` for a read map, `OutOfRange` for an index
+  /// beyond the planes.
+  Result<std::byte*> mutable_plane(std::size_t index) const;
 
   /// The elements of a contiguous tensor as `T`. `T` must match the dtype (`uint16_t` also
   /// reads f16/bf16 bits; `std::byte` reads any dtype as bytes); a non-const `T` needs a map

@@ -28,9 +28,10 @@ uint64_t sync_direction(CpuAccess access) {
   }
 }
 
-// The CPU sees a DMA-BUF through one persistent mapping. Read maps share one READ bracket
-// (opened by the first, closed by the last); a write map is exclusive, so the exporter sees
-// exactly one bracket per writer and never a write inside a read bracket.
+// The CPU sees a DMA-BUF through persistent mappings (one per direction, see base_for). Read
+// maps share one READ bracket (opened by the first, closed by the last); a write map is
+// exclusive, so the exporter sees exactly one bracket per writer and never a write inside a
+// read bracket.
 class DmaBufStorage final : public Storage {
  public:
   DmaBufStorage(UniqueFd fd, std::size_t size, bool writable, std::string source)
@@ -45,9 +46,7 @@ class DmaBufStorage final : public Storage {
       return fail(ErrorCode::PermissionDenied, to_string(access), " map of dmabuf fd ", fd_.get(), " (", source_,
                   "): the buffer is read-only (fd opened O_RDONLY)");
     }
-    if (!mapping_.valid()) {
-      MEMHAL_ASSIGN_OR_RETURN(mapping_, Mapping::create(fd_.get(), size_, writable_, cat("dmabuf from ", source_)));
-    }
+    MEMHAL_ASSIGN_OR_RETURN(std::byte * base, base_for(access));
     if (writer_ || (access != CpuAccess::Read && readers_ > 0)) {
       return fail(ErrorCode::Busy, to_string(access), " map of dmabuf fd ", fd_.get(), ": ",
                   writer_ ? "a write map is open" : cat(readers_, " read map(s) are open"),
@@ -55,7 +54,7 @@ class DmaBufStorage final : public Storage {
     }
     if (access == CpuAccess::Read && readers_ > 0) {
       ++readers_;
-      return mapping_.base();
+      return base;
     }
     MEMHAL_TRY(sync(DMA_BUF_SYNC_START | sync_direction(access)));
     if (access == CpuAccess::Read) {
@@ -63,7 +62,7 @@ class DmaBufStorage final : public Storage {
     } else {
       writer_ = true;
     }
-    return mapping_.base();
+    return base;
   }
 
   void end_access(CpuAccess access) noexcept override {
@@ -98,12 +97,25 @@ class DmaBufStorage final : public Storage {
     return {};
   }
 
+  // The mapping `access` goes through, made on first use: a read-only one for read maps, so
+  // that the MMU refuses writes through them (DESIGN §4), and a read-write one for the others.
+  // A read-only buffer has only the read-only one. Called with mutex_ held.
+  Result<std::byte*> base_for(CpuAccess access) {
+    const bool write = can_write(access);
+    Mapping& mapping = write || !writable_ ? mapping_ : read_mapping_;
+    if (!mapping.valid()) {
+      MEMHAL_ASSIGN_OR_RETURN(mapping, Mapping::create(fd_.get(), size_, write, cat("dmabuf from ", source_)));
+    }
+    return mapping.base();
+  }
+
   UniqueFd fd_;
   std::size_t size_;
   bool writable_;
   std::string source_;
   std::mutex mutex_;
-  Mapping mapping_;
+  Mapping mapping_;       // read-write when writable_, else read-only
+  Mapping read_mapping_;  // a writable buffer's read-only view
   int readers_ = 0;
   bool writer_ = false;
 };

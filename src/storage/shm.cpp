@@ -4,12 +4,17 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <mutex>
+
 #include "core/strings.hpp"
 #include "storage/mapping.hpp"
 
 namespace memhal::detail {
 namespace {
 
+// Write maps use the one read-write mapping made with the storage; read maps a second,
+// read-only mapping of the same pages, made on the first read map, so that the MMU refuses
+// writes through a read map (DESIGN §4). A read-only import has only the read-only mapping.
 class ShmStorage final : public Storage {
  public:
   ShmStorage(UniqueFd fd, Mapping mapping, bool writable)
@@ -17,19 +22,29 @@ class ShmStorage final : public Storage {
   MemoryKind kind() const noexcept override { return MemoryKind::Shm; }
   std::size_t size() const noexcept override { return mapping_.size(); }
   Result<std::byte*> begin_access(CpuAccess access) override {
-    if (can_write(access) && !writable_) {
-      return fail(ErrorCode::PermissionDenied, to_string(access), " map of shm fd ", fd_.get(),
-                  ": the import is read-only (fd opened O_RDONLY or sealed against writes)");
+    if (can_write(access)) {
+      if (!writable_) {
+        return fail(ErrorCode::PermissionDenied, to_string(access), " map of shm fd ", fd_.get(),
+                    ": the import is read-only (fd opened O_RDONLY or sealed against writes)");
+      }
+      return mapping_.base();
     }
-    return mapping_.base();
+    if (!writable_) return mapping_.base();
+    std::lock_guard lock(mutex_);
+    if (!read_mapping_.valid()) {
+      MEMHAL_ASSIGN_OR_RETURN(read_mapping_, Mapping::create(fd_.get(), mapping_.size(), false, "shm memfd"));
+    }
+    return read_mapping_.base();
   }
   void end_access(CpuAccess) noexcept override {}
   int fd() const noexcept override { return fd_.get(); }
 
  private:
   UniqueFd fd_;
-  Mapping mapping_;
+  Mapping mapping_;  // read-write when writable_, else read-only
   bool writable_;
+  std::mutex mutex_;
+  Mapping read_mapping_;  // a writable storage's read-only view, made on the first read map
 };
 
 }  // namespace

@@ -209,6 +209,27 @@ std::byte* TensorMap::plane(std::size_t index) const noexcept {
   return bases_[planes[index].buffer] + planes[index].offset;
 }
 
+Result<std::byte*> TensorMap::mutable_data() const {
+  if (!can_write(access_)) {
+    return detail::fail(ErrorCode::PermissionDenied, "mutable_data of a ", to_string(access_), " map of tensor '",
+                        layout_.name(), "': map it for writing, or read through const_data()");
+  }
+  return element0_;
+}
+
+Result<std::byte*> TensorMap::mutable_plane(std::size_t index) const {
+  if (!can_write(access_)) {
+    return detail::fail(ErrorCode::PermissionDenied, "mutable_plane(", index, ") of a ", to_string(access_),
+                        " map of tensor '", layout_.name(), "': map it for writing, or read through const_plane()");
+  }
+  std::byte* bytes = plane(index);
+  if (bytes == nullptr) {
+    return detail::fail(ErrorCode::OutOfRange, "mutable_plane(", index, ") of tensor '", layout_.name(),
+                        "', which has ", layout_.planes().size(), " planes");
+  }
+  return bytes;
+}
+
 Result<void> TensorMap::check_span(std::size_t element_size, std::optional<DType> wanted, bool any_bytes, bool raw16,
                                    bool writable) const {
   if (!layout_.is_contiguous()) {

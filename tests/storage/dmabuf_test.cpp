@@ -7,9 +7,11 @@
 #include <linux/dma-heap.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -211,6 +213,55 @@ TEST(DmaBuf, AReadOnlyImportRefusesWriteMaps) {
   ASSERT_OK_AND_ASSIGN(Tensor tensor, Tensor::from_fd(read_only.get(), layout));
   EXPECT_OK(tensor.map(CpuAccess::Read));
   EXPECT_ERROR(ErrorCode::PermissionDenied, tensor.map(CpuAccess::Write));
+}
+
+// Whether writing one byte at `address` faults, tried in a child process.
+bool write_faults(std::byte* address) {
+  const pid_t child = ::fork();
+  if (child == 0) {
+    *static_cast<volatile std::byte*>(address) = std::byte{1};
+    ::_exit(0);
+  }
+  int status = 0;
+  EXPECT_EQ(::waitpid(child, &status, 0), child);
+  return WIFSIGNALED(status) && (WTERMSIG(status) == SIGSEGV || WTERMSIG(status) == SIGBUS);
+}
+
+TEST(DmaBuf, TheMmuRefusesWritesThroughAReadMap) {
+  SKIP_WITHOUT_DMABUF();
+  ASSERT_OK_AND_ASSIGN(Tensor tensor, Tensor::create({4096}, DType::U8, MemoryKind::DmaBuf));
+  {
+    ASSERT_OK_AND_ASSIGN(TensorMap read, tensor.map(CpuAccess::Read));
+    EXPECT_TRUE(write_faults(read.data())) << "a read map of a DMA-BUF must lie in a PROT_READ mapping";
+    EXPECT_ERROR(ErrorCode::PermissionDenied, read.mutable_data());
+  }
+  {
+    ASSERT_OK_AND_ASSIGN(TensorMap write, tensor.map(CpuAccess::ReadWrite));
+    EXPECT_FALSE(write_faults(write.data()));
+    ASSERT_OK_AND_ASSIGN(std::byte * bytes, write.mutable_data());
+    bytes[7] = std::byte{9};
+  }
+  ASSERT_OK_AND_ASSIGN(TensorMap read, tensor.map(CpuAccess::Read));
+  EXPECT_EQ(read.const_data()[7], std::byte{9});
+}
+
+TEST(DmaBuf, AnImportMapsOnlyWhatTheLayoutReaches) {
+  SKIP_WITHOUT_DMABUF();
+  ASSERT_OK_AND_ASSIGN(Tensor big, Tensor::create({1 << 20}, DType::U8, MemoryKind::DmaBuf));
+  ASSERT_OK_AND_ASSIGN(Layout small, Layout::contiguous({64}, DType::U8));
+  ASSERT_OK_AND_ASSIGN(Tensor imported, Tensor::from_fd(big.fd(), small));
+  ASSERT_OK_AND_ASSIGN(TensorMap map, imported.map(CpuAccess::Read));
+  std::ifstream maps("/proc/self/maps");
+  std::string line;
+  const auto address = reinterpret_cast<uintptr_t>(map.const_data());
+  bool found = false;
+  while (std::getline(maps, line)) {
+    uintptr_t begin = 0, end = 0;
+    if (std::sscanf(line.c_str(), "%lx-%lx", &begin, &end) != 2 || address < begin || address >= end) continue;
+    found = true;
+    EXPECT_EQ(end - begin, static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE))) << line;
+  }
+  EXPECT_TRUE(found);
 }
 
 TEST(DmaBuf, ImportsCheckTheSizeAndTheKind) {

@@ -3,7 +3,10 @@
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
+
+#include <csignal>
 
 #include <cstdio>
 #include <cstring>
@@ -40,14 +43,52 @@ TEST(Shm, AllocationIsAZeroedSealedMemfdWithAnFd) {
   EXPECT_EQ(std::count(bytes.begin(), bytes.end(), 0), 1000);
 }
 
-TEST(Shm, MapsShareOneMappingThatOutlivesTheTensor) {
+TEST(Shm, MapsSeeOneBufferAndOutliveTheTensor) {
   ASSERT_OK_AND_ASSIGN(Tensor tensor, Tensor::create({64}, DType::U8, MemoryKind::Shm));
   ASSERT_OK_AND_ASSIGN(TensorMap first, tensor.map(CpuAccess::Write));
   ASSERT_OK_AND_ASSIGN(TensorMap second, tensor.map(CpuAccess::Read));
-  EXPECT_EQ(first.data(), second.data());
+  ASSERT_OK_AND_ASSIGN(TensorMap third, tensor.map(CpuAccess::Read));
+  EXPECT_EQ(second.const_data(), third.const_data()) << "read maps share one read-only mapping";
   first.data()[5] = std::byte{42};
   tensor = Tensor::create({1}, DType::U8, MemoryKind::Mem).value();
-  EXPECT_EQ(second.data()[5], std::byte{42});
+  EXPECT_EQ(second.const_data()[5], std::byte{42});
+}
+
+// Whether writing one byte at `address` faults, tried in a child process.
+bool write_faults(std::byte* address) {
+  const pid_t child = ::fork();
+  if (child == 0) {
+    *static_cast<volatile std::byte*>(address) = std::byte{1};
+    ::_exit(0);
+  }
+  int status = 0;
+  EXPECT_EQ(::waitpid(child, &status, 0), child);
+  return WIFSIGNALED(status) && (WTERMSIG(status) == SIGSEGV || WTERMSIG(status) == SIGBUS);
+}
+
+TEST(Shm, TheMmuRefusesWritesThroughAReadMap) {
+  ASSERT_OK_AND_ASSIGN(Tensor tensor, Tensor::create({4096}, DType::U8, MemoryKind::Shm));
+  {
+    ASSERT_OK_AND_ASSIGN(TensorMap read, tensor.map(CpuAccess::Read));
+    EXPECT_TRUE(write_faults(read.data())) << "a read map of shm must lie in a PROT_READ mapping";
+    EXPECT_ERROR(ErrorCode::PermissionDenied, read.mutable_data());
+    EXPECT_ERROR(ErrorCode::PermissionDenied, read.span<uint8_t>());
+  }
+  ASSERT_OK_AND_ASSIGN(TensorMap write, tensor.map(CpuAccess::ReadWrite));
+  EXPECT_FALSE(write_faults(write.data()));
+  ASSERT_OK_AND_ASSIGN(std::byte * bytes, write.mutable_data());
+  bytes[7] = std::byte{9};
+  ASSERT_OK_AND_ASSIGN(TensorMap read, tensor.map(CpuAccess::Read));
+  EXPECT_EQ(read.const_data()[7], std::byte{9});
+}
+
+TEST(Shm, AReadMapOfAReadOnlyImportFaultsOnWriteToo) {
+  UniqueFd fd = make_memfd(4096);
+  ASSERT_EQ(::fcntl(fd.get(), F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_WRITE), 0) << std::strerror(errno);
+  ASSERT_OK_AND_ASSIGN(Layout layout, Layout::contiguous({4096}, DType::U8));
+  ASSERT_OK_AND_ASSIGN(Tensor tensor, Tensor::from_fd(fd.get(), layout));
+  ASSERT_OK_AND_ASSIGN(TensorMap read, tensor.map(CpuAccess::Read));
+  EXPECT_TRUE(write_faults(read.data()));
 }
 
 TEST(Shm, CloneFdIsANewFdOnTheSameBytes) {
@@ -124,6 +165,7 @@ TEST(ShmImport, AnUnsealedMemfdIsSealedAgainstShrinkingOnImport) {
 
 TEST(ShmImport, AReadOnlyFdMapsForReadingOnly) {
   UniqueFd fd = make_memfd(4096);
+  ASSERT_EQ(::fcntl(fd.get(), F_ADD_SEALS, F_SEAL_SHRINK), 0) << std::strerror(errno);
   UniqueFd read_only(::open(("/proc/self/fd/" + std::to_string(fd.get())).c_str(), O_RDONLY | O_CLOEXEC));
   ASSERT_TRUE(read_only.valid()) << std::strerror(errno);
   ASSERT_OK_AND_ASSIGN(Layout layout, Layout::contiguous({4096}, DType::U8));
@@ -131,6 +173,53 @@ TEST(ShmImport, AReadOnlyFdMapsForReadingOnly) {
   EXPECT_OK(tensor.map(CpuAccess::Read));
   EXPECT_ERROR(ErrorCode::PermissionDenied, tensor.map(CpuAccess::Write));
   EXPECT_ERROR(ErrorCode::PermissionDenied, tensor.map(CpuAccess::ReadWrite));
+}
+
+// The refusal names the missing seal and the fix.
+void expect_refused_for_the_seal(const Result<Tensor>& tensor) {
+  EXPECT_ERROR(ErrorCode::InvalidArgument, tensor);
+  if (tensor) return;
+  const std::string& message = tensor.error().message();
+  EXPECT_NE(message.find("F_SEAL_SHRINK"), std::string::npos) << message;
+  EXPECT_NE(message.find("MFD_ALLOW_SEALING"), std::string::npos) << message;
+}
+
+TEST(ShmImport, AMemfdThatCannotBeSealedIsRefused) {
+  UniqueFd fd = make_memfd(4096, MFD_CLOEXEC);  // no MFD_ALLOW_SEALING: F_SEAL_SEAL is set
+  ASSERT_OK_AND_ASSIGN(Layout layout, Layout::contiguous({4096}, DType::U8));
+  expect_refused_for_the_seal(Tensor::from_fd(fd.get(), layout));
+  const int fds[] = {fd.get()};
+  expect_refused_for_the_seal(Tensor::from_planes(fds, layout, MemoryKind::Shm));
+}
+
+TEST(ShmImport, AReadOnlyFdOfAnUnsealedMemfdIsRefused) {
+  UniqueFd fd = make_memfd(4096);
+  UniqueFd read_only(::open(("/proc/self/fd/" + std::to_string(fd.get())).c_str(), O_RDONLY | O_CLOEXEC));
+  ASSERT_TRUE(read_only.valid()) << std::strerror(errno);
+  ASSERT_OK_AND_ASSIGN(Layout layout, Layout::contiguous({4096}, DType::U8));
+  expect_refused_for_the_seal(Tensor::from_fd(read_only.get(), layout));
+  EXPECT_EQ(::fcntl(fd.get(), F_GET_SEALS) & F_SEAL_SHRINK, 0) << "a refused import leaves the seals alone";
+  // Sealed by its owner, the same read-only fd imports.
+  ASSERT_EQ(::fcntl(fd.get(), F_ADD_SEALS, F_SEAL_SHRINK), 0) << std::strerror(errno);
+  ASSERT_OK_AND_ASSIGN(Tensor tensor, Tensor::from_fd(read_only.get(), layout));
+  EXPECT_OK(tensor.map(CpuAccess::Read));
+}
+
+TEST(ShmImport, TheRefusalSparesTheImporterASigbusWhenTheOwnerTruncates) {
+  // The child imports a memfd that cannot be sealed, its owner truncates it, and the child
+  // reads: a SIGBUS unless the import was refused.
+  EXPECT_EXIT(
+      {
+        UniqueFd fd = make_memfd(1 << 16, MFD_CLOEXEC);
+        auto layout = Layout::contiguous({1 << 16}, DType::U8);
+        auto tensor = Tensor::from_fd(fd.get(), *layout);
+        if (!tensor) std::_Exit(tensor.error().code() == ErrorCode::InvalidArgument ? 0 : 3);
+        if (::ftruncate(fd.get(), 0) != 0) std::_Exit(4);
+        auto map = tensor->map(CpuAccess::Read);
+        const auto last = static_cast<int>(*static_cast<const volatile std::byte*>(map->const_data() + 65535));
+        std::_Exit(last == 0 ? 5 : 6);
+      },
+      ::testing::ExitedWithCode(0), "");
 }
 
 TEST(ShmImport, AWriteSealedMemfdMapsForReadingOnly) {

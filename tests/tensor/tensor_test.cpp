@@ -1,5 +1,6 @@
 #include <memhal/tensor.hpp>
 #include <numeric>
+#include <type_traits>
 #include <vector>
 
 #include "test_support.hpp"
@@ -80,6 +81,26 @@ TEST(Tensor, TypedSpansCheckDTypeAccessAndContiguity) {
   ASSERT_OK_AND_ASSIGN(TensorMap strided, column.map(CpuAccess::Read));
   EXPECT_ERROR(ErrorCode::InvalidArgument, strided.span<const int32_t>());
   EXPECT_EQ(*reinterpret_cast<const int32_t*>(strided.data() + strided.strides()[0]), 4);
+}
+
+TEST(Tensor, ReadMapsGiveConstBytesAndRefuseMutableAccess) {
+  ASSERT_OK_AND_ASSIGN(Tensor nv12, Tensor::image(8, 4, PixelFormat::Nv12, MemoryKind::Mem));
+  {
+    ASSERT_OK_AND_ASSIGN(TensorMap write, nv12.map(CpuAccess::Write));
+    ASSERT_OK_AND_ASSIGN(std::byte * y, write.mutable_data());
+    EXPECT_EQ(y, write.data());
+    ASSERT_OK_AND_ASSIGN(std::byte * uv, write.mutable_plane(1));
+    uv[0] = std::byte{128};
+    EXPECT_ERROR(ErrorCode::OutOfRange, write.mutable_plane(2));
+  }
+  ASSERT_OK_AND_ASSIGN(TensorMap read, nv12.map(CpuAccess::Read));
+  static_assert(std::is_same_v<decltype(read.const_data()), const std::byte*>);
+  static_assert(std::is_same_v<decltype(read.const_plane(0)), const std::byte*>);
+  EXPECT_EQ(read.const_plane(1)[0], std::byte{128});
+  EXPECT_ERROR(ErrorCode::PermissionDenied, read.mutable_data());
+  EXPECT_ERROR(ErrorCode::PermissionDenied, read.mutable_plane(1));
+  ASSERT_OK_AND_ASSIGN(TensorMap both, nv12.map(CpuAccess::ReadWrite));
+  EXPECT_OK(both.mutable_data());
 }
 
 TEST(Tensor, ViewsShareStorageAndCopyNothing) {
