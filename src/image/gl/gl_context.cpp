@@ -160,11 +160,15 @@ const char* egl_error_name(EGLint error) noexcept {
   }
 }
 
+namespace {
 // 64 bits: a new context every nanosecond would take centuries to wrap.
-GlContext::GlContext() : id_([] {
+uint64_t next_context_id() {
   static std::atomic<uint64_t> next{1};
   return next.fetch_add(1, std::memory_order_relaxed);
-}()) {}
+}
+}  // namespace
+
+GlContext::GlContext() : id_(next_context_id()) {}
 
 Result<std::shared_ptr<GlContext>> GlContext::create() {
   std::shared_ptr<GlContext> context(new GlContext());
