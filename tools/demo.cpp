@@ -67,22 +67,6 @@ Result<uint64_t> checksum(const Tensor& tensor) {
   return hash;
 }
 
-// Whether two tensors show the same memory: the same file (inode) behind fd-backed buffers —
-// a DMA-BUF imported again is mapped at another address but is the same buffer — or the
-// same first byte in this process.
-bool same_memory(const Tensor& a, const Tensor& b) {
-  struct stat sa {
-  }, sb{};
-  if (a.fd() >= 0 && b.fd() >= 0 && ::fstat(a.fd(), &sa) == 0 && ::fstat(b.fd(), &sb) == 0) {
-    return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
-  }
-  auto first_byte = [](const Tensor& t) -> const std::byte* {
-    auto map = t.map(CpuAccess::Read);
-    return map ? map->data() - t.layout().offset() + t.layout().byte_extent(0).begin : nullptr;
-  };
-  return first_byte(a) == first_byte(b);
-}
-
 Result<uint64_t> checksum(const Frame& frame) {
   MEMHAL_ASSIGN_OR_RETURN(Tensor tensor, frame.payload.to_tensor());
   return checksum(tensor);
@@ -314,7 +298,7 @@ int run_demo(std::span<const std::string_view> args) {
     // Branch (a): read in this process. The bytes it reads must be the camera's own.
     auto local = (*branches)[0].payload.to_tensor();
     if (!local || checksum(*local).value_or(0) != expected) ++local_errors;
-    if (local && !same_memory(*local, *image)) bytes_copied += static_cast<uint64_t>(image->nbytes());
+    if (local && !same_storage(*local, *image)) bytes_copied += static_cast<uint64_t>(image->nbytes());
     // Branch (b): the second process. The frame is held until the peer says it is done.
     {
       std::lock_guard lock(stats.mutex);

@@ -151,20 +151,29 @@ class MEMHAL_EXPORT MemoryDomain {
   /// The tensor's bytes as a domain, without copying: a host tensor (Mem, Shm) becomes a
   /// shared `System` slice when it is contiguous and a `SystemView` when it is strided; a
   /// DmaBuf image tensor becomes an `OwnedDmaBuf` over its fds (duplicated, so the domain owns
-  /// them). Either keeps the tensor's storage alive. `NotImplemented` for a strided
-  /// multi-plane image, a rank above `kMaxViewRank`, a DmaBuf tensor without a pixel format or
-  /// with a layout DRM cannot describe, and for other memory kinds; `Io` when `dup` fails.
+  /// them) and a Cuda image tensor (one made by `to_tensor` from an `OwnedCudaBuffer`) an
+  /// `OwnedCudaBuffer` of its planes, each with the tensor as `keep_alive`. Every one keeps the
+  /// tensor's storage alive, and `to_tensor()` gives back a tensor over that same storage
+  /// (`same_storage` holds). `NotImplemented` for a strided multi-plane image, a rank above
+  /// `kMaxViewRank`, a DmaBuf or Cuda tensor without a pixel format or with a layout DRM
+  /// cannot describe, and for other memory kinds; `Io` when `dup` fails.
   static Result<MemoryDomain> from_tensor(const Tensor& tensor);
   /// The payload as a tensor, without copying: `System` bytes become a 1-D `u8` Mem tensor,
   /// a `SystemView` a strided Mem tensor of its shape. The tensor keeps the bytes alive and
   /// may be written only while it is their sole holder and they are memhal's (else its
-  /// `map(Write)` answers `PermissionDenied`: materialise it). A linear `OwnedDmaBuf` becomes
-  /// an image tensor over duplicates of its fds (`Tensor::from_planes`: the kernel says
-  /// whether they import as DmaBuf or Shm); `keep_alive` is not carried over, so keep the
-  /// frame while the tensor is in use if its producer needs that. `UnsupportedDomain` for
-  /// kinds without a tensor form here; for a DMA-BUF, `NotImplemented` for a tiled or
-  /// compressed modifier, `InvalidArgument` for planes that do not match the format, and the
-  /// errors of `Tensor::from_planes`.
+  /// `map(Write)` answers `PermissionDenied`: materialise it). A linear `OwnedDmaBuf` made by
+  /// `from_tensor` comes back over that tensor's storage (its fds are checked to be that
+  /// storage's files); any other becomes an image tensor over duplicates of its fds
+  /// (`Tensor::from_planes`: the kernel says whether they import as DmaBuf or Shm) that holds
+  /// its `keep_alive` for as long as the tensor or a view or map of it lives. An
+  /// `OwnedCudaBuffer` with a pixel format becomes a Cuda image tensor over its device
+  /// pointers (one buffer from plane 0's pointer; memhal never dereferences them) holding its
+  /// `keep_alive`; its `map` answers `NotHostAddressable`. `UnsupportedDomain` for kinds
+  /// without a tensor form here; for a DMA-BUF, `NotImplemented` for a tiled or compressed
+  /// modifier, `InvalidArgument` for planes that do not match the format, and the errors of
+  /// `Tensor::from_planes`; for CUDA, `NotImplemented` without a pixel format or with a plane
+  /// before plane 0, `InvalidArgument` for a null pointer or planes that do not match the
+  /// format.
   Result<Tensor> to_tensor() const;
 
  private:

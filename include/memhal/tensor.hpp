@@ -145,7 +145,9 @@ class MEMHAL_EXPORT Tensor {
   /// mismatch. Overlapping source and destination are not supported.
   Result<void> copy_to(const Tensor& dst) const;
 
-  /// Whether `a` and `b` view one allocation (any of their buffers).
+  /// Whether `a` and `b` view one allocation (any of their buffers): views of one tensor, and a
+  /// tensor and `MemoryDomain::from_tensor(t)->to_tensor()`, do. Two separate imports of one fd
+  /// are separate allocations here.
   friend MEMHAL_EXPORT bool same_storage(const Tensor& a, const Tensor& b) noexcept;
 
  private:

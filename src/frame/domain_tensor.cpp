@@ -1,10 +1,14 @@
 // Tensor <-> MemoryDomain without copying: host tensors lend their storage to System bytes,
-// DMA-BUF tensors their fds to an OwnedDmaBuf, and System bytes become a tensor's storage.
+// DMA-BUF tensors their fds to an OwnedDmaBuf, CUDA images their device pointers to an
+// OwnedCudaBuffer, and each comes back over the storage it came from.
 #include <memhal/memory_domain.hpp>
 #include <memhal/pixel_format.hpp>
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <array>
+#include <optional>
 
 #include "core/strings.hpp"
 #include "frame/shared_bytes_access.hpp"
@@ -46,6 +50,7 @@ class LentStorage final : public detail::Storage {
   MemoryKind kind() const noexcept override { return origin_->kind(); }
   std::size_t size() const noexcept override { return origin_->size(); }
   int fd() const noexcept override { return origin_->fd(); }
+  const detail::Storage& origin() const noexcept override { return origin_->origin(); }
   Result<std::byte*> begin_access(CpuAccess access) override {
     if (can_write(access)) {
       return detail::fail(ErrorCode::PermissionDenied, "write access to ", bytes_.size(), " bytes of a ",
@@ -60,6 +65,46 @@ class LentStorage final : public detail::Storage {
  private:
   SharedBytes bytes_;  // keeps the frame's block (and so the origin's read access) alive
   std::shared_ptr<detail::Storage> origin_;
+};
+
+// An imported buffer that also holds what its frame's producer needs alive (an OwnedDmaBuf's
+// keep_alive) for as long as any tensor or map over it lives.
+class KeptStorage final : public detail::Storage {
+ public:
+  KeptStorage(std::shared_ptr<detail::Storage> inner, KeepAlive keep_alive)
+      : inner_(std::move(inner)), keep_alive_(std::move(keep_alive)) {}
+  MemoryKind kind() const noexcept override { return inner_->kind(); }
+  std::size_t size() const noexcept override { return inner_->size(); }
+  int fd() const noexcept override { return inner_->fd(); }
+  const detail::Storage& origin() const noexcept override { return inner_->origin(); }
+  Result<std::byte*> begin_access(CpuAccess access) override { return inner_->begin_access(access); }
+  void end_access(CpuAccess access) noexcept override { inner_->end_access(access); }
+
+ private:
+  std::shared_ptr<detail::Storage> inner_;
+  KeepAlive keep_alive_;
+};
+
+// CUDA device memory handed over as an OwnedCudaBuffer: the tensor carries it, with its
+// keep-alive, through views, frames and recordings; memhal never dereferences it and the CPU
+// cannot map it.
+class CudaBufferStorage final : public detail::Storage {
+ public:
+  CudaBufferStorage(OwnedCudaBuffer buffer, std::size_t size) : buffer_(std::move(buffer)), size_(size) {}
+  MemoryKind kind() const noexcept override { return MemoryKind::Cuda; }
+  std::size_t size() const noexcept override { return size_; }
+  Result<std::byte*> begin_access(CpuAccess access) override {
+    return detail::fail(ErrorCode::NotHostAddressable, to_string(access), " map of CUDA device memory at 0x", std::hex,
+                        base(), std::dec, " (", size_, " bytes, device ", buffer_.device_ordinal,
+                        "): the CPU cannot map it; copy it to host memory with CUDA (cuMemcpy2D) first");
+  }
+  void end_access(CpuAccess) noexcept override {}
+  uint64_t base() const noexcept { return buffer_.device_pointers[0]; }
+  const OwnedCudaBuffer& buffer() const noexcept { return buffer_; }
+
+ private:
+  OwnedCudaBuffer buffer_;
+  std::size_t size_;
 };
 
 // Keeps a storage alive and its read access open for as long as System bytes point into it.
@@ -162,37 +207,57 @@ Result<MemoryDomain> dmabuf_domain(const Tensor& tensor) {
   return MemoryDomain(std::move(dmabuf));
 }
 
-// How an OwnedDmaBuf's planes lie in its distinct buffers, as a Layout over them.
-Result<Layout> dmabuf_layout(const OwnedDmaBuf& dmabuf, std::span<const uint32_t> buffer_of_plane) {
-  const auto info = pixel_format_info(dmabuf.format);
-  if (!info || dmabuf.plane_count != info->planes) {
-    return detail::fail(ErrorCode::InvalidArgument, "DMA-BUF frame of format code ", code(dmabuf.format), " has ",
-                        dmabuf.plane_count, " planes; the format has ", info ? info->planes : 0);
+// How a frame's image planes (buffer, offset, pitch each) lie in its distinct buffers, as a
+// Layout over them. `what` names the frame in errors ("DMA-BUF frame").
+Result<Layout> image_layout(PixelFormat format, int64_t width, int64_t height, std::span<const PlaneLayout> planes,
+                            const char* what) {
+  const auto info = pixel_format_info(format);
+  if (!info || planes.size() != info->planes) {
+    return detail::fail(ErrorCode::InvalidArgument, what, " of format code ", code(format), " has ", planes.size(),
+                        " planes; the format has ", info ? info->planes : 0);
   }
-  std::array<PlaneLayout, kMaxPlanes> planes{};
-  for (uint32_t i = 0; i < dmabuf.plane_count; ++i) {
-    planes[i] = PlaneLayout{buffer_of_plane[i], dmabuf.planes[i].offset, dmabuf.planes[i].pitch};
-  }
-  if (info->yuv && info->planes > 1) {
-    return Layout::image_planes(dmabuf.width, dmabuf.height, dmabuf.format, std::span(planes.data(), info->planes));
-  }
+  if (info->yuv && info->planes > 1) return Layout::image_planes(width, height, format, planes);
   const bool planar = info->planes > 1;
   const int64_t step = planar ? planes[1].offset - planes[0].offset : 0;
-  for (uint32_t i = 1; i < dmabuf.plane_count; ++i) {
+  for (uint32_t i = 1; i < planes.size(); ++i) {
     // A planar RGB tensor is one strided array: its planes must be evenly spaced in one buffer.
     if (planes[i].buffer != 0 || planes[i].pitch != planes[0].pitch ||
         planes[i].offset - planes[0].offset != i * step) {
-      return detail::fail(ErrorCode::NotImplemented, to_string(dmabuf.format),
-                          " DMA-BUF frame whose planes are not evenly spaced in one buffer has no tensor form");
+      return detail::fail(ErrorCode::NotImplemented, to_string(format), " ", what,
+                          " whose planes are not evenly spaced in one buffer has no tensor form");
     }
   }
   const int64_t bpp = info->plane_bytes_per_pixel[0];
-  const std::array<int64_t, 3> shape = planar ? std::array<int64_t, 3>{info->planes, dmabuf.height, dmabuf.width}
-                                              : std::array{dmabuf.height, dmabuf.width, bpp};
+  const std::array<int64_t, 3> shape =
+      planar ? std::array<int64_t, 3>{info->planes, height, width} : std::array{height, width, bpp};
   const std::array<int64_t, 3> strides =
       planar ? std::array<int64_t, 3>{step, planes[0].pitch, 1} : std::array<int64_t, 3>{planes[0].pitch, bpp, 1};
   MEMHAL_ASSIGN_OR_RETURN(const Layout layout, Layout::strided(shape, strides, planes[0].offset, DType::U8));
-  return layout.with_pixel_format(dmabuf.format);
+  return layout.with_pixel_format(format);
+}
+
+// Whether fds `a` and `b` are one file (duplicates of one fd, or of one buffer).
+bool same_file(int a, int b) {
+  struct stat x {
+  }, y{};
+  return a >= 0 && b >= 0 && ::fstat(a, &x) == 0 && ::fstat(b, &y) == 0 && x.st_dev == y.st_dev && x.st_ino == y.st_ino;
+}
+
+// The storages of `source` that `fds` are the files of, in the order of `fds`; nothing when
+// any fd is not one of them.
+std::optional<detail::TensorAccess::Buffers> buffers_behind(const Tensor& source, std::span<const int> fds) {
+  const auto& theirs = detail::TensorAccess::buffers(source);
+  detail::TensorAccess::Buffers ours{};
+  for (std::size_t i = 0; i < fds.size(); ++i) {
+    for (const auto& buffer : theirs) {
+      if (buffer && same_file(fds[i], buffer->fd())) {
+        ours[i] = buffer;
+        break;
+      }
+    }
+    if (!ours[i]) return std::nullopt;
+  }
+  return ours;
 }
 
 Result<Tensor> dmabuf_tensor(const OwnedDmaBuf& dmabuf) {
@@ -212,9 +277,96 @@ Result<Tensor> dmabuf_tensor(const OwnedDmaBuf& dmabuf) {
     buffer_of_plane[i] = static_cast<uint32_t>(it - fds.begin());
     if (it == fds.end()) fds.push_back(fd);
   }
+  std::array<PlaneLayout, kMaxPlanes> planes{};
+  for (uint32_t i = 0; i < dmabuf.plane_count; ++i) {
+    planes[i] = PlaneLayout{buffer_of_plane[i], dmabuf.planes[i].offset, dmabuf.planes[i].pitch};
+  }
   MEMHAL_ASSIGN_OR_RETURN(const Layout layout,
-                          dmabuf_layout(dmabuf, std::span(buffer_of_plane.data(), dmabuf.plane_count)));
-  return Tensor::from_planes(fds, layout);
+                          image_layout(dmabuf.format, dmabuf.width, dmabuf.height,
+                                       std::span(planes.data(), dmabuf.plane_count), "DMA-BUF frame"));
+  // A frame made from a tensor (dmabuf_domain) comes back over that tensor's own storage.
+  if (const Tensor* source = dmabuf.keep_alive.get<Tensor>()) {
+    if (auto buffers = buffers_behind(*source, fds)) {
+      MEMHAL_TRY(detail::check_layout_fits(layout, *buffers));
+      return detail::TensorAccess::make(layout, std::move(*buffers));
+    }
+  }
+  MEMHAL_ASSIGN_OR_RETURN(Tensor tensor, Tensor::from_planes(fds, layout));
+  if (!dmabuf.keep_alive) return tensor;
+  detail::TensorAccess::Buffers kept{};
+  for (std::size_t i = 0; i < kept.size(); ++i) {
+    const auto& buffer = detail::TensorAccess::buffers(tensor)[i];
+    if (buffer) kept[i] = std::make_shared<KeptStorage>(buffer, dmabuf.keep_alive);
+  }
+  return detail::TensorAccess::make(tensor.layout(), std::move(kept));
+}
+
+// CUDA device planes as one buffer: the storage of the tensor a frame was made from
+// (cuda_domain) when the planes lie in it, else a new one starting at plane 0's pointer that
+// holds the buffer's keep-alive. Layout offsets count from the buffer's start.
+Result<Tensor> cuda_tensor(const OwnedCudaBuffer& cuda) {
+  if (!cuda.format) {
+    return detail::fail(ErrorCode::NotImplemented,
+                        "a CUDA buffer without a pixel format has no tensor form here: set its format");
+  }
+  if (cuda.plane_count == 0 || cuda.plane_count > kMaxPlanes || cuda.device_pointers[0] == 0) {
+    return detail::fail(ErrorCode::InvalidArgument, "CUDA buffer with ", cuda.plane_count,
+                        " planes and device pointer 0x", std::hex, cuda.device_pointers[0]);
+  }
+  detail::TensorAccess::Buffers buffers{};
+  uint64_t base = cuda.device_pointers[0];
+  if (const Tensor* source = cuda.keep_alive.get<Tensor>()) {
+    const auto& origin = detail::TensorAccess::buffers(*source)[0];
+    const auto* storage = dynamic_cast<const CudaBufferStorage*>(origin.get());
+    if (storage != nullptr && storage->base() <= base) {
+      buffers[0] = origin;
+      base = storage->base();
+    }
+  }
+  std::array<PlaneLayout, kMaxPlanes> planes{};
+  for (uint32_t i = 0; i < cuda.plane_count; ++i) {
+    const uint64_t pointer = cuda.device_pointers[i];
+    if (pointer < base || pointer - base > uint64_t{INT64_MAX}) {
+      return detail::fail(ErrorCode::NotImplemented, "CUDA buffer whose plane ", i, " (0x", std::hex, pointer,
+                          ") lies before its buffer (0x", base, ") has no tensor form");
+    }
+    planes[i] = PlaneLayout{0, static_cast<int64_t>(pointer - base), cuda.pitches[i]};
+  }
+  MEMHAL_ASSIGN_OR_RETURN(const Layout layout, image_layout(*cuda.format, cuda.width, cuda.height,
+                                                            std::span(planes.data(), cuda.plane_count), "CUDA buffer"));
+  if (!buffers[0]) {
+    buffers[0] = std::make_shared<CudaBufferStorage>(cuda, static_cast<std::size_t>(layout.byte_extent(0).end));
+  }
+  MEMHAL_TRY(detail::check_layout_fits(layout, buffers));
+  return detail::TensorAccess::make(layout, std::move(buffers));
+}
+
+// A CUDA image tensor as the OwnedCudaBuffer of its planes; the frame keeps the tensor (and so
+// the buffer's keep-alive) alive.
+Result<MemoryDomain> cuda_domain(const Tensor& tensor) {
+  const auto* storage = dynamic_cast<const CudaBufferStorage*>(detail::TensorAccess::buffers(tensor)[0].get());
+  const Layout& layout = tensor.layout();
+  const auto format = layout.pixel_format();
+  if (storage == nullptr || !format || layout.buffer_count() != 1) {
+    return detail::fail(ErrorCode::NotImplemented, "cuda tensor '", tensor.name(),
+                        "' is not one CUDA image buffer; only those have a memory domain in this build");
+  }
+  MEMHAL_ASSIGN_OR_RETURN(const std::vector<PlaneLayout> planes, drm_planes(layout, *format));
+  OwnedCudaBuffer cuda = storage->buffer();
+  const bool planar =
+      !layout.is_multi_plane() && (*format == PixelFormat::PlanarRgb || *format == PixelFormat::PlanarRgba);
+  cuda.format = *format;
+  cuda.height = layout.is_multi_plane() ? layout.shape()[0] : layout.shape()[planar ? 1 : 0];
+  cuda.width = layout.is_multi_plane() ? layout.shape()[1] : layout.shape()[planar ? 2 : 1];
+  cuda.plane_count = static_cast<uint32_t>(planes.size());
+  cuda.device_pointers = {};
+  cuda.pitches = {};
+  for (std::size_t i = 0; i < planes.size(); ++i) {
+    cuda.device_pointers[i] = storage->base() + static_cast<uint64_t>(planes[i].offset);
+    cuda.pitches[i] = planes[i].pitch;
+  }
+  cuda.keep_alive = KeepAlive::of(std::make_shared<const Tensor>(tensor));
+  return MemoryDomain(std::move(cuda));
 }
 
 // A tensor over System bytes: the storage they came from when there is one (offsets then
@@ -241,6 +393,7 @@ Result<MemoryDomain> MemoryDomain::from_tensor(const Tensor& tensor) {
     case MemoryKind::Mem:
     case MemoryKind::Shm: return host_domain(tensor);
     case MemoryKind::DmaBuf: return dmabuf_domain(tensor);
+    case MemoryKind::Cuda: return cuda_domain(tensor);
     default:
       return detail::fail(ErrorCode::NotImplemented, "a ", to_string(tensor.memory()), " tensor ('", tensor.name(),
                           "') has no memory domain in this build: materialize it to mem first");
@@ -257,8 +410,9 @@ Result<Tensor> MemoryDomain::to_tensor() const {
     return bytes_tensor(view.shape(), view.strides(), view.offset(), view.dtype(), system_view->bytes());
   }
   if (const auto* dmabuf = std::get_if<OwnedDmaBuf>(&payload_)) return dmabuf_tensor(*dmabuf);
+  if (const auto* cuda = std::get_if<OwnedCudaBuffer>(&payload_)) return cuda_tensor(*cuda);
   return detail::fail(ErrorCode::UnsupportedDomain,
-                      "conversion to a tensor needs system memory, a system view or a DMA-BUF",
+                      "conversion to a tensor needs system memory, a system view, a DMA-BUF or a CUDA image",
                       " but the frame arrived as ", describe(), ": download it to system memory first");
 }
 

@@ -25,6 +25,10 @@ class Storage {
   virtual void end_access(CpuAccess access) noexcept = 0;
   /// The fd behind the storage (owned by it), or -1.
   virtual int fd() const noexcept { return -1; }
+  /// The allocation this storage is: itself, or for a storage that only forwards to another
+  /// one (to refuse writes, or to hold a keep-alive) that one's origin. `same_storage`
+  /// compares origins.
+  virtual const Storage& origin() const noexcept { return *this; }
 
   /// Why auto-selection skipped other kinds to land here; empty when nothing was skipped.
   const std::string& notes() const noexcept { return notes_; }

@@ -155,7 +155,7 @@ Result<void> Tensor::copy_to(const Tensor& dst) const {
 bool same_storage(const Tensor& a, const Tensor& b) noexcept {
   for (const auto& x : a.buffers_) {
     for (const auto& y : b.buffers_) {
-      if (x && x == y) return true;
+      if (x && y && &x->origin() == &y->origin()) return true;
     }
   }
   return false;

@@ -7,6 +7,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 
 #include "test_support.hpp"
 
@@ -110,8 +111,98 @@ TEST(DomainTensor, ATensorFromADomainGoesBackToTheSameBytes) {
 }
 
 TEST(DomainTensor, ForeignPayloadsHaveNoTensorForm) {
-  const MemoryDomain cuda(OwnedCudaBuffer{.width = 4, .height = 4});
-  EXPECT_ERROR(ErrorCode::UnsupportedDomain, cuda.to_tensor());
+  const MemoryDomain d3d11(OwnedD3D11Texture{.texture = 0x1000, .width = 4, .height = 4});
+  EXPECT_ERROR(ErrorCode::UnsupportedDomain, d3d11.to_tensor());
+  const MemoryDomain plain_cuda(
+      OwnedCudaBuffer{.device_pointers = {0x1000}, .plane_count = 1, .width = 4, .height = 4});
+  EXPECT_ERROR(ErrorCode::NotImplemented, plain_cuda.to_tensor());  // a CUDA buffer needs a pixel format
+}
+
+// A CUDA NV12 image at a made-up device address: memhal never dereferences it.
+OwnedCudaBuffer cuda_nv12(KeepAlive keep_alive) {
+  OwnedCudaBuffer cuda;
+  cuda.format = PixelFormat::Nv12;
+  cuda.width = 64;
+  cuda.height = 32;
+  cuda.plane_count = 2;
+  cuda.device_pointers = {0x7f0000000000, 0x7f0000000000 + 128 * 32};
+  cuda.pitches = {128, 128};
+  cuda.device_ordinal = 1;
+  cuda.keep_alive = std::move(keep_alive);
+  return cuda;
+}
+
+TEST(DomainTensor, ACudaImageBecomesATensorTheCpuCannotMap) {
+  auto owner = std::make_shared<int>(0);
+  ASSERT_OK_AND_ASSIGN(const Tensor tensor, MemoryDomain(cuda_nv12(KeepAlive::of(owner))).to_tensor());
+  EXPECT_EQ(tensor.memory(), MemoryKind::Cuda);
+  EXPECT_EQ(tensor.pixel_format(), PixelFormat::Nv12);
+  ASSERT_EQ(tensor.layout().planes().size(), 2u);
+  EXPECT_EQ(tensor.layout().planes()[1].offset, 128 * 32);
+  EXPECT_EQ(tensor.layout().planes()[1].pitch, 128);
+  EXPECT_EQ(owner.use_count(), 2) << "the tensor holds the buffer's keep-alive";
+  for (CpuAccess access : {CpuAccess::Read, CpuAccess::Write, CpuAccess::ReadWrite}) {
+    EXPECT_ERROR(ErrorCode::NotHostAddressable, tensor.map(access));
+  }
+  EXPECT_ERROR(ErrorCode::NotHostAddressable, tensor.materialize(MemoryKind::Mem));
+  EXPECT_EQ(tensor.fd(), -1);
+}
+
+TEST(DomainTensor, ACudaTensorRoundTripsThroughItsDomainOverTheSameStorage) {
+  auto owner = std::make_shared<int>(0);
+  ASSERT_OK_AND_ASSIGN(const Tensor tensor, MemoryDomain(cuda_nv12(KeepAlive::of(owner))).to_tensor());
+  ASSERT_OK_AND_ASSIGN(const Tensor crop, tensor.crop(16, 8, 32, 16));
+  ASSERT_OK_AND_ASSIGN(const MemoryDomain domain, MemoryDomain::from_tensor(crop));
+  ASSERT_EQ(domain.kind(), MemoryDomainKind::Cuda);
+  const OwnedCudaBuffer& cuda = *domain.get_if<OwnedCudaBuffer>();
+  EXPECT_EQ(cuda.width, 32);
+  EXPECT_EQ(cuda.height, 16);
+  EXPECT_EQ(cuda.device_ordinal, 1);
+  EXPECT_EQ(cuda.device_pointers[0], 0x7f0000000000u + 8 * 128 + 16);
+  EXPECT_EQ(cuda.device_pointers[1], 0x7f0000000000u + 128 * 32 + 4 * 128 + 16);
+  ASSERT_OK_AND_ASSIGN(const Tensor back, domain.to_tensor());
+  EXPECT_TRUE(same_storage(back, tensor));
+  EXPECT_EQ(back.layout().planes()[1].offset, crop.layout().planes()[1].offset);
+}
+
+TEST(DomainTensor, SameStorageHoldsAcrossADomainRoundTripForMemAndShm) {
+  for (const MemoryKind kind : {MemoryKind::Mem, MemoryKind::Shm}) {
+    ASSERT_OK_AND_ASSIGN(const Tensor image, Tensor::image(16, 8, PixelFormat::Rgba, kind));
+    ASSERT_OK_AND_ASSIGN(const Tensor other, Tensor::image(16, 8, PixelFormat::Rgba, kind));
+    ASSERT_OK_AND_ASSIGN(const Tensor view, image.crop(2, 1, 8, 4));
+    for (const Tensor* t : {&image, &view}) {
+      ASSERT_OK_AND_ASSIGN(const MemoryDomain domain, MemoryDomain::from_tensor(*t));
+      ASSERT_OK_AND_ASSIGN(const Tensor back, domain.to_tensor());
+      EXPECT_TRUE(same_storage(*t, back)) << to_string(kind);
+      EXPECT_TRUE(same_storage(back, image)) << to_string(kind);
+      EXPECT_FALSE(same_storage(back, other)) << to_string(kind);
+      ASSERT_OK_AND_ASSIGN(const MemoryDomain again, MemoryDomain::from_tensor(back));
+      ASSERT_OK_AND_ASSIGN(const Tensor twice, again.to_tensor());
+      EXPECT_TRUE(same_storage(twice, image)) << to_string(kind);
+    }
+  }
+}
+
+TEST(DomainTensor, AnOwnedDmaBufHandedATensorAsKeepAliveComesBackOverItsStorage) {
+  // What dmabuf_domain makes for a DmaBuf tensor (its fds duplicated, the tensor as keep-alive),
+  // here over a Shm tensor so that it runs without DMA heaps.
+  ASSERT_OK_AND_ASSIGN(const Tensor image, Tensor::image(16, 8, PixelFormat::Rgba, MemoryKind::Shm));
+  OwnedDmaBuf dmabuf;
+  dmabuf.format = PixelFormat::Rgba;
+  dmabuf.width = 16;
+  dmabuf.height = 8;
+  dmabuf.plane_count = 1;
+  ASSERT_OK_AND_ASSIGN(SharedFd fd, SharedFd::duplicate(image.fd()));
+  dmabuf.planes[0] = {fd, 0, image.strides()[0]};
+  dmabuf.keep_alive = KeepAlive::of(std::make_shared<const Tensor>(image));
+  ASSERT_OK_AND_ASSIGN(const Tensor back, MemoryDomain(dmabuf).to_tensor());
+  EXPECT_TRUE(same_storage(back, image));
+  // An fd of another buffer is imported on its own, whatever the keep-alive says.
+  ASSERT_OK_AND_ASSIGN(const Tensor other, Tensor::image(16, 8, PixelFormat::Rgba, MemoryKind::Shm));
+  ASSERT_OK_AND_ASSIGN(dmabuf.planes[0].fd, SharedFd::duplicate(other.fd()));
+  ASSERT_OK_AND_ASSIGN(const Tensor imported, MemoryDomain(dmabuf).to_tensor());
+  EXPECT_FALSE(same_storage(imported, image));
+  EXPECT_FALSE(same_storage(imported, other)) << "a fresh import of other's fd";
 }
 
 UniqueFd memfd_with(std::size_t size, std::byte fill) {
@@ -120,6 +211,23 @@ UniqueFd memfd_with(std::size_t size, std::byte fill) {
   std::vector<std::byte> bytes(size, fill);
   EXPECT_EQ(::write(fd.get(), bytes.data(), size), static_cast<ssize_t>(size));
   return fd;
+}
+
+TEST(DomainTensor, AnImportedOwnedDmaBufKeepsItsKeepAliveWithTheTensor) {
+  auto owner = std::make_shared<int>(0);
+  OwnedDmaBuf dmabuf;
+  dmabuf.format = PixelFormat::Rgba;
+  dmabuf.width = 10;
+  dmabuf.height = 4;
+  dmabuf.plane_count = 1;
+  dmabuf.planes[0] = {SharedFd(memfd_with(64 * 4, std::byte{7})), 0, 64};
+  dmabuf.keep_alive = KeepAlive::of(owner);
+  std::optional<Tensor> tensor = MemoryDomain(dmabuf).to_tensor().value();
+  dmabuf = OwnedDmaBuf{};
+  EXPECT_EQ(owner.use_count(), 2) << "the tensor keeps what the frame's producer needs alive";
+  ASSERT_OK_AND_ASSIGN(const Tensor view, tensor->crop(0, 1, 4, 2));
+  tensor.reset();
+  EXPECT_EQ(owner.use_count(), 2) << "views keep it too";
 }
 
 TEST(DomainTensor, AnOwnedDmaBufBecomesAnImageTensorOverItsPlanes) {
@@ -184,8 +292,13 @@ TEST(DomainTensor, ADmaBufImageBecomesAnOwnedDmaBufOverItsFd) {
   EXPECT_EQ(dmabuf.planes[0].pitch, image.layout().planes()[0].pitch);
   ASSERT_OK_AND_ASSIGN(const Tensor back, domain.to_tensor());
   EXPECT_EQ(back.memory(), MemoryKind::DmaBuf);
-  ASSERT_OK_AND_ASSIGN(const TensorMap a, image.map(CpuAccess::Write));
-  a.plane(1)[5] = std::byte{77};
+  EXPECT_TRUE(same_storage(back, image)) << "the round trip comes back over the tensor's own storage";
+  {
+    // One storage: a write map is exclusive, as for any DmaBuf tensor.
+    ASSERT_OK_AND_ASSIGN(const TensorMap a, image.map(CpuAccess::Write));
+    a.plane(1)[5] = std::byte{77};
+    EXPECT_ERROR(ErrorCode::Busy, back.map(CpuAccess::Read));
+  }
   ASSERT_OK_AND_ASSIGN(const TensorMap b, back.map(CpuAccess::Read));
   EXPECT_EQ(b.plane(1)[5], std::byte{77}) << "the round trip shares the buffer";
   ASSERT_OK_AND_ASSIGN(const Tee tee, Tee::create(4));
