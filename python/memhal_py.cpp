@@ -172,7 +172,7 @@ PYBIND11_MODULE(memhal, m) {
   using namespace memhal;
   using namespace memhal::python;
   m.doc() = "memhal: zero-copy tensor and video-frame memory across hardware backends.";
-  m.attr("__version__") = MEMHAL_VERSION_STRING;
+  m.attr("__version__") = memhal::version();  // memhal::version() and `memhal --version` agree
   bind_errors(m);
   bind_vocabulary<MemoryKind>(m);
   bind_vocabulary<DType>(m);

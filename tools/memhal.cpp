@@ -4,6 +4,8 @@
 #include <string_view>
 #include <vector>
 
+#include <memhal/version.hpp>
+
 #include "commands.hpp"
 
 namespace {
@@ -15,12 +17,18 @@ constexpr std::string_view kUsage =
     "  info [--json]   memory kinds with code, availability and reason\n"
     "  demo [options]  the main job: zero-copy fan-out of camera frames to two consumers\n"
     "  inspect FILE    the records of a .mhrec recording\n"
-    "  convert IN OUT  an image or raw YUV frame through ImageProcessor, to PNG or .npy\n";
+    "  convert IN OUT  an image or raw YUV frame through ImageProcessor, to PNG or .npy\n"
+    "\n"
+    "memhal --version prints the version of the memhal library.\n";
 
 }  // namespace
 
 int main(int argc, char** argv) {
   std::vector<std::string_view> args(argv + 1, argv + argc);
+  if (!args.empty() && args[0] == "--version") {
+    std::cout << "memhal " << memhal::version() << "\n";  // the library this binary runs against
+    return 0;
+  }
   if (args.empty() || args[0] == "-h" || args[0] == "--help" || args[0] == "help") {
     (args.empty() ? std::cerr : std::cout) << kUsage;
     return args.empty() ? 2 : 0;

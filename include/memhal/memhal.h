@@ -28,6 +28,7 @@
 #ifndef MEMHAL_MEMHAL_H
 #define MEMHAL_MEMHAL_H
 
+#include <memhal/version.h> /* MEMHAL_VERSION_MAJOR, _MINOR, _PATCH, _STRING */
 #include <stddef.h>
 #include <stdint.h>
 
@@ -167,6 +168,13 @@ typedef struct memhal_convert_options {
   int32_t swap_rb;        /**< nonzero: exchange R and B in the output */
   uint32_t reserved1[7];  /**< must be 0 (checked) */
 } memhal_convert_options_t;
+
+/* ---- version ---- */
+
+/** The version of the libmemhal loaded at run time, "MAJOR.MINOR.PATCH" (static storage; do
+ *  not free). Equal to MEMHAL_VERSION_STRING unless the program runs against another build of
+ *  the library than the headers it was compiled with. Never fails. */
+MEMHAL_C_API const char* memhal_version(void);
 
 /* ---- errors and vocabulary ---- */
 

@@ -5,6 +5,8 @@ import sys
 
 import pytest
 
+import memhal
+
 
 def test_the_installed_module_imports_from_a_scratch_prefix(tmp_path):
     build = os.environ.get("MEMHAL_BUILD_DIR")
@@ -20,3 +22,13 @@ def test_the_installed_module_imports_from_a_scratch_prefix(tmp_path):
                          check=True, capture_output=True, text=True, env=env, cwd=str(tmp_path)).stdout.split()
     assert out[0].startswith(str(site))
     assert out[1] == "2"
+
+
+def test_the_version_is_one_on_every_surface(memhal_cli):
+    import re
+    from conftest import REPO
+    project = re.search(r"project\(memhal VERSION (\d+\.\d+\.\d+)", (REPO / "CMakeLists.txt").read_text())
+    assert project, "no project(memhal VERSION x.y.z) in CMakeLists.txt"
+    assert memhal.__version__ == project.group(1)
+    out = subprocess.run([memhal_cli, "--version"], check=True, capture_output=True, text=True).stdout
+    assert out == f"memhal {memhal.__version__}\n"

@@ -151,6 +151,10 @@ int code_of(const char* text, uint32_t* out) {
 
 extern "C" {
 
+const char* memhal_version(void) {
+  return memhal::version();
+}
+
 const char* memhal_last_error_message(void) {
   return memhal::c_api::last_error();
 }

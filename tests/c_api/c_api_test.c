@@ -202,6 +202,14 @@ static void test_abi_is_pinned(void) {
   CHECK(MEMHAL_OK == 0);
 }
 
+static void test_version(void) {
+  char expected[64];
+  const char* version = memhal_version();
+  snprintf(expected, sizeof expected, "%d.%d.%d", MEMHAL_VERSION_MAJOR, MEMHAL_VERSION_MINOR, MEMHAL_VERSION_PATCH);
+  CHECK(version != NULL && strcmp(version, MEMHAL_VERSION_STRING) == 0);
+  CHECK(version != NULL && strcmp(version, expected) == 0);
+}
+
 static void test_availability(void) {
   int available = -1;
   const char* reason = NULL;
@@ -543,6 +551,7 @@ int main(int argc, char** argv) {
   test_vocabulary_matches_golden_file(argv[1]);
   test_unknown_codes_are_rejected();
   test_abi_is_pinned();
+  test_version();
   test_availability();
   test_tensors_views_and_maps();
   test_fd_import_and_export();
