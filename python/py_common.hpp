@@ -2,6 +2,8 @@
 #pragma once
 #include <pybind11/pybind11.h>
 
+#include <chrono>
+#include <cmath>
 #include <memhal/error.hpp>
 #include <memhal/vocabulary.hpp>
 #include <optional>
@@ -32,6 +34,33 @@ T unwrap(Result<T> result) {
 /// The name of `value`'s type, for messages ("float").
 inline std::string type_name(py::handle value) {
   return std::string(py::str(value.get_type().attr("__name__")));
+}
+
+/// A timeout argument in seconds (an int or float) as the C++ calls take it: None and +inf
+/// wait forever, any other finite value >= 0 is rounded up to whole milliseconds (saturating at
+/// `milliseconds::max()`, which the C++ side waits out in full). NaN, negative numbers and
+/// non-numbers raise InvalidArgumentError (a ValueError) naming the value.
+inline std::optional<std::chrono::milliseconds> to_timeout(py::handle seconds) {
+  if (seconds.is_none()) return std::nullopt;
+  if (py::isinstance<py::bool_>(seconds) || (!py::isinstance<py::float_>(seconds) && PyIndex_Check(seconds.ptr()) == 0))
+    raise(ErrorCode::InvalidArgument, "timeout: expected seconds (an int or a float) or None, got " +
+                                          type_name(seconds) + " " + std::string(py::repr(seconds)));
+  const double s = PyFloat_AsDouble(seconds.ptr());
+  if (s == -1.0 && PyErr_Occurred()) {
+    // An int beyond double's range: forever when positive, refused below when negative.
+    PyErr_Clear();
+    if (PyObject_RichCompareBool(seconds.ptr(), py::int_(0).ptr(), Py_GT) == 1) return std::nullopt;
+    raise(ErrorCode::InvalidArgument, "timeout: " + std::string(py::repr(seconds)) + " seconds is negative");
+  }
+  if (std::isnan(s)) raise(ErrorCode::InvalidArgument, "timeout: nan is not a number of seconds");
+  if (s < 0)
+    raise(ErrorCode::InvalidArgument,
+          "timeout: " + std::string(py::repr(seconds)) + " seconds is negative (0 does not wait, None waits forever)");
+  if (std::isinf(s)) return std::nullopt;
+  const double ms = std::ceil(s * 1000);
+  // 2^63 is the first double past int64's range; the cast below is defined only under it.
+  if (ms >= 9223372036854775808.0) return std::chrono::milliseconds::max();
+  return std::chrono::milliseconds(static_cast<int64_t>(ms));
 }
 
 /// `value` as an int64: a Python int or an integer-like object (`__index__`, as numpy's

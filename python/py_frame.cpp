@@ -21,13 +21,6 @@ Frame frame_from_tensor(const Tensor& tensor, uint64_t sequence, std::optional<i
                Metadata{}};
 }
 
-std::optional<std::chrono::milliseconds> timeout_ms(py::handle seconds) {
-  if (seconds.is_none()) return std::nullopt;
-  const double s = seconds.cast<double>();
-  if (!(s >= 0)) raise(ErrorCode::InvalidArgument, "timeout: seconds >= 0 or None");
-  return std::chrono::milliseconds(static_cast<int64_t>(std::ceil(s * 1000)));
-}
-
 }  // namespace
 
 void bind_frame(py::module_& m) {
@@ -73,7 +66,7 @@ void bind_frame(py::module_& m) {
       .def(
           "receive_frame",
           [](ipc::Channel& self, py::object timeout) {
-            const auto wait = timeout_ms(timeout);
+            const auto wait = to_timeout(timeout);
             py::gil_scoped_release unlocked;
             return unwrap(self.receive_frame(wait));
           },

@@ -115,13 +115,6 @@ ConvertOptions convert_options(const py::kwargs& kw) {
   return o;
 }
 
-std::optional<std::chrono::milliseconds> to_timeout(py::handle seconds) {
-  if (seconds.is_none()) return std::nullopt;
-  const double s = seconds.cast<double>();
-  if (!(s >= 0)) raise(ErrorCode::InvalidArgument, "timeout: seconds >= 0 or None");
-  return std::chrono::milliseconds(static_cast<int64_t>(std::ceil(s * 1000)));
-}
-
 void bind_image_processor(py::module_& m) {
   py::class_<ImageProcessor>(m, "ImageProcessor",
                              "Format conversion, resize, crop, flip, rotate, letterbox, normalise.")
@@ -218,7 +211,7 @@ void bind_channel(py::module_& m) {
             py::gil_scoped_release unlocked;
             return unwrap(self.receive(wait));
           },
-          py::arg("timeout") = py::none(), "The next tensor; timeout in seconds (None waits forever).")
+          py::arg("timeout") = py::none(), "The next tensor; timeout in seconds (None or inf: forever; 0: no wait).")
       .def("fileno", &Channel::fd)
       .def_property_readonly("bytes_sent", &Channel::bytes_sent)
       .def_property_readonly("bytes_received", &Channel::bytes_received);

@@ -62,10 +62,13 @@ class MEMHAL_EXPORT Channel {
   /// `to_tensor`.
   Result<void> send(const Frame& frame);
 
-  /// Waits for the next tensor (up to `timeout`; forever when empty). `Busy` on timeout,
-  /// `Unavailable` when the peer closed, `Protocol` / `Corrupt` for a bad message,
-  /// `InvalidArgument` / `OutOfRange` for an fd of the wrong type or size. On every error all
-  /// fds that arrived are closed.
+  /// Waits for the next tensor, up to `timeout`: forever when empty; not at all (only what is
+  /// queued) for 0 or less; any longer timeout, up to `milliseconds::max()`, is waited out in
+  /// full. `Busy` on timeout; `Unavailable` when the peer closed (or shut down its end);
+  /// `Protocol` / `Corrupt` for a bad message, an empty (0-byte) one included, after which the
+  /// channel keeps working; `NotImplemented` for a layout this build cannot read as described
+  /// (see `Descriptor::layout`); `InvalidArgument` / `OutOfRange` for an fd of the wrong type
+  /// or size. On every error all fds that arrived are closed, and the message is consumed.
   Result<Tensor> receive(std::optional<std::chrono::milliseconds> timeout = std::nullopt);
   /// As `receive`, for a frame: the tensor becomes the payload (`MemoryDomain::from_tensor`),
   /// with the timing and sequence that were sent. `Protocol` when a bare tensor arrives.
@@ -91,7 +94,8 @@ class MEMHAL_EXPORT Listener {
  public:
   /// Binds and listens on `path` (which must not exist; at most 107 bytes).
   static Result<Listener> bind(const std::string& path);
-  /// Waits for the next peer (up to `timeout`; `Busy` when it passes).
+  /// Waits for the next peer (up to `timeout`, with the meaning it has for `Channel::receive`;
+  /// `Busy` when it passes).
   Result<Channel> accept(std::optional<std::chrono::milliseconds> timeout = std::nullopt);
   int fd() const noexcept { return socket_.get(); }
   /// Removes the socket file.

@@ -85,6 +85,47 @@ def test_a_receive_timeout_is_an_error_with_a_code():
     assert isinstance(info.value.code, memhal.ErrorCode)
 
 
+@pytest.mark.parametrize("timeout", [4294967.296, 1e300, float("inf"), 2**100, 10**400])
+def test_long_and_infinite_timeouts_wait_for_the_tensor(timeout):
+    # 4294967.296 s is 2**32 ms, which wrapped to 0 (BusyError at once); the others overflowed.
+    a, b = memhal.Channel.pair()
+    t = memhal.Tensor((4,), "u8", memory=shareable_kind())
+    sender = threading.Timer(0.2, a.send, args=(t,))
+    start = time.monotonic()
+    sender.start()
+    try:
+        received = b.receive(timeout=timeout)
+    finally:
+        sender.join()
+    assert received.shape == (4,)
+    assert time.monotonic() - start >= 0.19
+    frame_sender = threading.Timer(0.2, a.send_frame, args=(memhal.Frame.from_tensor(t, sequence=5),))
+    frame_sender.start()
+    try:
+        assert b.receive_frame(timeout=timeout).sequence == 5
+    finally:
+        frame_sender.join()
+
+
+@pytest.mark.parametrize("timeout", [float("nan"), -1, -0.5, float("-inf"), -(10**400)])
+def test_nan_and_negative_timeouts_are_value_errors(timeout):
+    a, b = memhal.Channel.pair()
+    with pytest.raises(memhal.InvalidArgumentError, match="timeout"):
+        b.receive(timeout=timeout)
+    with pytest.raises(ValueError):
+        b.receive_frame(timeout=timeout)
+    with pytest.raises(memhal.InvalidArgumentError):
+        b.receive(timeout="1")
+
+
+def test_a_zero_timeout_does_not_wait():
+    _, b = memhal.Channel.pair()
+    start = time.monotonic()
+    with pytest.raises(memhal.BusyError):
+        b.receive(timeout=0)
+    assert time.monotonic() - start < 1
+
+
 def test_recordings_replay_every_tensor_with_its_timestamp(tmp_path):
     path = str(tmp_path / "run.mhr")
     recorder = memhal.Recorder(path)

@@ -9,6 +9,8 @@
 #include <cstring>
 #include <memhal/channel.hpp>
 #include <numeric>
+#include <optional>
+#include <thread>
 #include <vector>
 
 #include "test_support.hpp"
@@ -136,6 +138,85 @@ TEST(Channel, TimeoutIsBusyAndAClosedPeerIsUnavailable) {
   EXPECT_ERROR(ErrorCode::Busy, ends.second.receive(std::chrono::milliseconds(10)));
   { auto gone = std::move(ends.first); }
   EXPECT_ERROR(ErrorCode::Unavailable, ends.second.receive(std::chrono::milliseconds(1000)));
+}
+
+// Two Channels over a raw SOCK_SEQPACKET socketpair, so that a test can also write to the
+// socket directly.
+std::pair<Channel, Channel> raw_pair() {
+  int fds[2] = {-1, -1};
+  EXPECT_EQ(::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, fds), 0);
+  return {Channel::adopt(UniqueFd(fds[0])).value(), Channel::adopt(UniqueFd(fds[1])).value()};
+}
+
+TEST(Channel, AnEmptyMessageIsAProtocolErrorAndTheChannelKeepsWorking) {
+  auto [sender, receiver] = raw_pair();
+  ASSERT_OK_AND_ASSIGN(Tensor tensor, Tensor::create({64}, DType::U8, MemoryKind::Shm, "after"));
+  ASSERT_EQ(::send(sender.fd(), "", 0, 0), 0);
+  ASSERT_OK(sender.send(tensor));
+  const auto empty = receiver.receive(std::chrono::milliseconds(1000));
+  ASSERT_FALSE(empty.has_value());
+  EXPECT_EQ(empty.error().code(), ErrorCode::Protocol) << empty.error().to_string();
+  EXPECT_NE(empty.error().message().find("empty message"), std::string::npos) << empty.error().message();
+  ASSERT_OK_AND_ASSIGN(Tensor received, receiver.receive(std::chrono::milliseconds(1000)));
+  EXPECT_EQ(received.name(), "after");
+  // Twice more, the second time with the peer gone behind the messages: both are still read,
+  // and only then is the channel closed.
+  ASSERT_EQ(::send(sender.fd(), "", 0, 0), 0);
+  ASSERT_OK(sender.send(tensor));
+  { auto gone = std::move(sender); }
+  EXPECT_ERROR(ErrorCode::Protocol, receiver.receive(std::chrono::milliseconds(1000)));
+  EXPECT_OK(receiver.receive(std::chrono::milliseconds(1000)));
+  EXPECT_ERROR(ErrorCode::Unavailable, receiver.receive(std::chrono::milliseconds(1000)));
+  EXPECT_ERROR(ErrorCode::Unavailable, receiver.receive(std::chrono::milliseconds(1000)));
+}
+
+TEST(Channel, APeerThatShutsDownItsEndReadsAsClosed) {
+  auto [sender, receiver] = raw_pair();
+  ASSERT_EQ(::shutdown(sender.fd(), SHUT_WR), 0);
+  EXPECT_ERROR(ErrorCode::Unavailable, receiver.receive(std::chrono::milliseconds(1000)));
+}
+
+TEST(Channel, LongTimeoutsWaitForTheMessage) {
+  // 2^32 ms wrapped to 0 (Busy at once) when cast to poll's int; the others are waits of
+  // ~49 days and ~292 million years.
+  for (const auto timeout : {std::chrono::milliseconds(int64_t{1} << 32), std::chrono::milliseconds(INT64_C(1) << 31),
+                             std::chrono::milliseconds::max()}) {
+    ASSERT_OK_AND_ASSIGN(auto ends, Channel::pair());
+    ASSERT_OK_AND_ASSIGN(Tensor tensor, Tensor::create({64}, DType::U8, MemoryKind::Shm));
+    const auto start = std::chrono::steady_clock::now();
+    std::thread sender([&] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+      EXPECT_OK(ends.first.send(tensor));
+    });
+    auto received = ends.second.receive(timeout);
+    sender.join();
+    EXPECT_TRUE(received.has_value()) << timeout.count() << ": " << received.error().to_string();
+    EXPECT_GE(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(200)) << timeout.count();
+  }
+}
+
+TEST(Channel, ATimeoutOfZeroOrLessDoesNotWait) {
+  ASSERT_OK_AND_ASSIGN(auto ends, Channel::pair());
+  for (const auto timeout :
+       {std::chrono::milliseconds(0), std::chrono::milliseconds(-1), std::chrono::milliseconds::min()}) {
+    EXPECT_ERROR(ErrorCode::Busy, ends.second.receive(timeout));
+  }
+}
+
+TEST(Channel, ListenerAcceptWaitsOutALongTimeout) {
+  const std::string path = "/tmp/memhal_long_accept_" + std::to_string(::getpid());
+  ::unlink(path.c_str());
+  ASSERT_OK_AND_ASSIGN(Listener listener, Listener::bind(path));
+  std::optional<Channel> client;
+  std::thread connector([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    auto connected = Channel::connect(path);
+    EXPECT_OK(connected);
+    if (connected) client.emplace(std::move(*connected));
+  });
+  auto accepted = listener.accept(std::chrono::milliseconds(int64_t{1} << 32));
+  connector.join();
+  EXPECT_OK(accepted);
 }
 
 TEST(Channel, ASenderThatDiesMidMessageLeavesAnErrorAndNoFd) {
