@@ -90,6 +90,15 @@ inline int64_t to_int_in(py::handle value, const std::string& what, int64_t low,
   return number;
 }
 
+/// A DLPack (device_type, device_id) pair's device type; InvalidArgumentError naming `what`
+/// for anything else.
+inline int64_t dlpack_device_type(py::handle device, const std::string& what) {
+  if (!py::isinstance<py::tuple>(device) || py::len(device) != 2)
+    raise(ErrorCode::InvalidArgument, what + ": expected a (device_type, device_id) tuple, got " + type_name(device) +
+                                          " " + std::string(py::repr(device)));
+  return to_int64(py::reinterpret_borrow<py::tuple>(device)[0], what + " device type");
+}
+
 /// `value` as a str, else InvalidArgumentError naming `what`.
 inline std::string to_text(py::handle value, const std::string& what) {
   if (!py::isinstance<py::str>(value))

@@ -57,15 +57,20 @@ struct Request {
 
 Request parse_request(py::handle stream, py::handle max_version, py::handle dl_device, py::handle copy) {
   Request request;
-  if (!max_version.is_none()) request.versioned = py::cast<py::tuple>(max_version)[0].cast<int>() >= 1;
+  if (!max_version.is_none()) {
+    if (!py::isinstance<py::tuple>(max_version) || py::len(max_version) != 2)
+      raise(ErrorCode::InvalidArgument,
+            "__dlpack__: max_version: expected a (major, minor) tuple, got " + std::string(py::repr(max_version)));
+    request.versioned = to_int64(py::reinterpret_borrow<py::tuple>(max_version)[0], "__dlpack__: max_version") >= 1;
+  }
   if (!copy.is_none()) request.copy = copy.cast<bool>();
-  if (!stream.is_none() && !(py::isinstance<py::int_>(stream) && stream.cast<long long>() == -1))
+  if (!stream.is_none() && !(py::isinstance<py::int_>(stream) && stream.equal(py::int_(-1))))
     throw py::buffer_error("__dlpack__: memhal exports host memory, which takes no stream (pass None)");
   if (!dl_device.is_none()) {
-    auto device = py::cast<py::tuple>(dl_device);
-    if (device[0].cast<int>() != dlpack::kDLCPU)
+    const int64_t type = dlpack_device_type(dl_device, "__dlpack__: dl_device");
+    if (type != dlpack::kDLCPU)
       throw py::buffer_error("__dlpack__: memhal exports to the CPU (device type 1) only, asked for device type " +
-                             std::to_string(device[0].cast<int>()));
+                             std::to_string(type));
   }
   return request;
 }

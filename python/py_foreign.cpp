@@ -127,8 +127,7 @@ Tensor from_buffer(py::handle object, bool copy, py::handle memory) {
 py::object dlpack_capsule(py::handle object) {
   if (PyCapsule_CheckExact(object.ptr())) return py::reinterpret_borrow<py::object>(object);
   if (py::hasattr(object, "__dlpack_device__")) {
-    py::tuple device = object.attr("__dlpack_device__")();
-    const int type = device[0].cast<int>();
+    const int64_t type = dlpack_device_type(object.attr("__dlpack_device__")(), "the producer's __dlpack_device__()");
     if (type != dlpack::kDLCPU && type != dlpack::kDLCUDAHost)
       throw py::buffer_error("memhal.from_dlpack: the producer's memory is on DLPack device type " +
                              std::to_string(type) + "; memhal imports host memory only (kDLCPU, kDLCUDAHost)");
@@ -215,8 +214,9 @@ Tensor wrap_foreign(std::byte* element0, DType dtype, std::span<const int64_t> s
 // never copies unless copy=True (then into `memory`, default mem).
 static Tensor from_dlpack_api(py::handle object, py::handle device, py::handle copy, py::handle memory) {
   if (!device.is_none()) {
-    const bool cpu = py::isinstance<py::str>(device) ? device.cast<std::string>() == "cpu"
-                                                     : py::cast<py::tuple>(device)[0].cast<int>() == dlpack::kDLCPU;
+    const bool cpu = py::isinstance<py::str>(device)
+                         ? device.cast<std::string>() == "cpu"
+                         : dlpack_device_type(device, "memhal.from_dlpack: device") == dlpack::kDLCPU;
     if (!cpu) throw py::buffer_error("memhal.from_dlpack: memhal tensors live on the CPU; device must be None or cpu");
   }
   Tensor tensor = from_dlpack(object);

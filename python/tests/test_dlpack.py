@@ -207,3 +207,14 @@ def test_from_dlpack_takes_the_array_api_keywords():
         assert np.asarray(m).tolist() == [8] * 4
     with pytest.raises(BufferError):
         memhal.from_dlpack(a, device=(2, 0))
+
+
+def test_malformed_dlpack_keywords_are_invalid_arguments_naming_them():
+    t = memhal.Tensor((2,), "u8")
+    for kwargs, says in (({"max_version": "1.0"}, "max_version"), ({"max_version": (1.5, 0)}, "max_version"),
+                         ({"dl_device": ("cpu", 0)}, "dl_device"), ({"dl_device": 1}, "dl_device")):
+        with pytest.raises(memhal.InvalidArgumentError, match=says):
+            t.__dlpack__(**kwargs)
+    with pytest.raises(memhal.InvalidArgumentError, match="device"):
+        memhal.from_dlpack(np.zeros(3), device=("x", 0))
+    t.__dlpack__(stream=-1)  # the array API's "no stream" for the CPU
