@@ -6,7 +6,11 @@
 /// the backing memory kind, its wire string: a reader built before a producer learned a new
 /// kind can still name it ("recorded as metalbuffer (code 9)") instead of calling the data
 /// corrupt. `decode` checks the structure (magic, version, lengths, limits); `layout` checks the
-/// meaning (known codes, sizes that do not overflow) and builds a `Layout`.
+/// meaning (known codes, sizes that do not overflow, bytes laid out as the shape and strides
+/// say) and builds a `Layout`. A channel and a recording's `materialize` call `layout` before
+/// they map or copy anything, so a descriptor of compressed or tiled bytes is refused by name
+/// there rather than read as linear pixels; `decode` alone still accepts it, so that a reader
+/// can list it.
 ///
 /// Wire format, version 1, all integers little-endian:
 /// ```
@@ -48,8 +52,8 @@ struct MEMHAL_EXPORT Descriptor {
   std::string memory_name;         ///< its wire string (kept for codes this build does not know)
   uint32_t dtype_code = 0;         ///< `DType` code
   uint32_t pixel_format_code = 0;  ///< `PixelFormat` code; 0 when the tensor is not an image
-  uint32_t compression_code = 0;   ///< `Compression` code
-  uint64_t drm_modifier = 0;       ///< DRM format modifier (0 = linear)
+  uint32_t compression_code = 0;   ///< `Compression` code; only `none` can be read
+  uint64_t drm_modifier = 0;       ///< DRM format modifier; only 0 (DRM_FORMAT_MOD_LINEAR) can be read
   std::vector<int64_t> shape;
   std::vector<int64_t> strides;        ///< signed byte strides
   int64_t offset = 0;                  ///< byte offset of element 0 in buffer 0
@@ -72,8 +76,14 @@ struct MEMHAL_EXPORT Descriptor {
   /// "dmabuf", or "<name> (code N, unknown to this build)".
   std::string memory_description() const;
 
-  /// The layout described. `NotImplemented` for a dtype or pixel format this build does not
-  /// know (named by code); `InvalidArgument` for a shape, stride or plane that is not valid.
+  /// The layout described. `NotImplemented` for bytes this build cannot read as described: a
+  /// compression other than `none` (named, or by its code when unknown: "compression code
+  /// 999"), a DRM format modifier other than DRM_FORMAT_MOD_LINEAR (in hex with its vendor and,
+  /// where known, its name: "0x0100000000000001 (vendor intel, I915_FORMAT_MOD_X_TILED)";
+  /// DRM_FORMAT_MOD_INVALID included, as its layout is known only to the driver), a dtype or
+  /// pixel format this build does not know (named by code). Not `Corrupt`: the record is
+  /// intact, it asks for a reader this build lacks. `InvalidArgument` for a shape, stride or
+  /// plane that is not valid.
   Result<Layout> layout() const;
 
   /// The wire bytes. Fails only with `InvalidArgument` for more dimensions, planes or buffers

@@ -45,7 +45,9 @@ struct MEMHAL_EXPORT Record {
   /// it can be allocated here, else by auto-selection; the tensor's `allocation_notes()` say
   /// how the backing changed. `Unavailable` when there are no bytes ("recorded as cuda without
   /// bytes: cannot materialise here"); `NotImplemented` for a dtype or format this build does
-  /// not know; `Corrupt` when the payload does not fit the layout.
+  /// not know, or bytes it cannot read as described (compressed, or a DRM format modifier other
+  /// than linear: see `Descriptor::layout`), before anything is allocated; `Corrupt` when the
+  /// payload does not fit the layout.
   Result<Tensor> materialize(std::optional<MemoryKind> memory = std::nullopt) const;
 };
 

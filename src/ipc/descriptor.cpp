@@ -2,6 +2,12 @@
 #include <memhal/pixel_format.hpp>
 #include <memhal/tensor.hpp>
 
+#include <array>
+#include <iomanip>
+#include <sstream>
+#include <string_view>
+#include <utility>
+
 #include "core/strings.hpp"
 #include "ipc/wire.hpp"
 #include "tensor/tensor_access.hpp"
@@ -13,6 +19,61 @@ constexpr uint32_t kMagic = 0x5344484d;  // "MHDS" in file order
 constexpr uint16_t kFlagFrame = 1;
 constexpr uint16_t kKnownFlags = kFlagFrame;
 constexpr int64_t kNoTime = INT64_MIN;  // an unknown time on the wire
+
+// DRM format modifiers (drm_fourcc.h): the vendor in the top byte, its code below.
+constexpr uint64_t kModLinear = 0;
+constexpr uint64_t kModInvalid = (uint64_t{1} << 56) - 1;
+constexpr uint64_t mod_code(uint64_t vendor, uint64_t value) {
+  return (vendor << 56) | (value & kModInvalid);
+}
+
+std::string modifier_description(uint64_t modifier) {
+  static constexpr std::array<std::string_view, 11> kVendors{
+      "none", "intel", "amd", "nvidia", "samsung", "qcom", "vivante", "broadcom", "arm", "allwinner", "amlogic"};
+  static constexpr std::array<std::pair<uint64_t, std::string_view>, 7> kNames{{
+      {kModInvalid, "DRM_FORMAT_MOD_INVALID: no explicit layout, only the driver that allocated it knows"},
+      {mod_code(1, 1), "I915_FORMAT_MOD_X_TILED"},
+      {mod_code(1, 2), "I915_FORMAT_MOD_Y_TILED"},
+      {mod_code(1, 3), "I915_FORMAT_MOD_Yf_TILED"},
+      {mod_code(1, 9), "I915_FORMAT_MOD_4_TILED"},
+      {mod_code(4, 1), "DRM_FORMAT_MOD_SAMSUNG_64_32_TILE"},
+      {mod_code(5, 1), "DRM_FORMAT_MOD_QCOM_COMPRESSED"},
+  }};
+  std::ostringstream out;
+  out << "0x" << std::hex << std::setw(16) << std::setfill('0') << modifier << std::dec << " (";
+  const uint64_t vendor = modifier >> 56;
+  if (vendor < kVendors.size()) {
+    out << "vendor " << kVendors[vendor];
+  } else {
+    out << "vendor 0x" << std::hex << vendor << std::dec << ", unknown to this build";
+  }
+  for (const auto& [known, name] : kNames) {
+    if (known == modifier) out << ", " << name;
+  }
+  out << ")";
+  return out.str();
+}
+
+// What Layout can describe: uncompressed bytes at the offsets the shape and strides give.
+// Anything else would be read as garbage pixels, so it is refused before anything is mapped.
+Result<void> check_linear(const Descriptor& d) {
+  const std::string tensor =
+      d.name.empty() ? std::string("the descriptor") : detail::cat("descriptor of '", d.name, "'");
+  if (d.compression_code != code(Compression::None)) {
+    const auto compression = from_code<Compression>(d.compression_code);
+    const std::string what = compression ? detail::cat(to_string(*compression), " (code ", d.compression_code, ")")
+                                         : detail::cat("code ", d.compression_code, " (unknown to this build)");
+    return detail::fail(ErrorCode::NotImplemented, tensor, " has compression ", what,
+                        ": its bytes are compressed, and this build reads only uncompressed (none) buffers");
+  }
+  if (d.drm_modifier != kModLinear) {
+    return detail::fail(ErrorCode::NotImplemented, tensor, " has DRM format modifier ",
+                        modifier_description(d.drm_modifier),
+                        ": its bytes are not laid out as its shape and strides say, and this build reads only "
+                        "DRM_FORMAT_MOD_LINEAR (0) buffers");
+  }
+  return {};
+}
 
 }  // namespace
 
@@ -40,6 +101,7 @@ std::string Descriptor::memory_description() const {
 }
 
 Result<Layout> Descriptor::layout() const {
+  MEMHAL_TRY(check_linear(*this));
   auto dtype = from_code<DType>(dtype_code);
   if (!dtype) return detail::fail(ErrorCode::NotImplemented, "dtype code ", dtype_code, " is unknown to this build");
   std::optional<PixelFormat> format;

@@ -11,6 +11,7 @@
 #include <numeric>
 #include <optional>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "test_support.hpp"
@@ -282,6 +283,43 @@ TEST(Channel, BadMessagesAndFdsAreRefusedWithoutLeaks) {
   send_raw(ends.second.fd(), message_for(4096), std::vector<int>{good});
   EXPECT_OK(ends.first.receive(std::chrono::milliseconds(1000)));
   for (int fd : {pipe_fds[0], pipe_fds[1], small, unsealable, good, regular}) ::close(fd);
+}
+
+TEST(Channel, CompressedOrTiledBytesAreRefusedBeforeTheFdIsLookedAt) {
+  ASSERT_OK_AND_ASSIGN(auto ends, Channel::pair());
+  // The fd is too small for the layout: were it imported (mapped), the error would be OutOfRange.
+  const int small = make_memfd(100, F_SEAL_SHRINK | F_SEAL_GROW);
+  const int before = open_fd_count();
+  for (const auto& [compression, modifier, named] :
+       {std::tuple<uint32_t, uint64_t, const char*>{code(Compression::Ubwc), 0, "compression ubwc"},
+        {999, 0, "compression code 999"},
+        {0, (uint64_t{1} << 56) | 1, "I915_FORMAT_MOD_X_TILED"},
+        {0, (uint64_t{1} << 56) - 1, "DRM_FORMAT_MOD_INVALID"}}) {
+    Descriptor d;
+    d.memory_code = code(MemoryKind::Shm);
+    d.memory_name = "shm";
+    d.dtype_code = code(DType::U8);
+    d.compression_code = compression;
+    d.drm_modifier = modifier;
+    d.shape = {4096};
+    d.strides = {1};
+    d.buffer_sizes = {4096};
+    const auto encoded = *d.encode();
+    std::vector<std::byte> bytes{std::byte{'M'}, std::byte{'H'}, std::byte{'C'}, std::byte{'H'},
+                                 std::byte{1},   std::byte{0},   std::byte{1},   std::byte{0},
+                                 std::byte{1},   std::byte{0},   std::byte{0},   std::byte{0}};
+    bytes.insert(bytes.end(), encoded.begin(), encoded.end());
+    send_raw(ends.second.fd(), bytes, std::vector<int>{small});
+    const auto received = ends.first.receive(std::chrono::milliseconds(1000));
+    ASSERT_FALSE(received.has_value()) << named;
+    EXPECT_EQ(received.error().code(), ErrorCode::NotImplemented) << received.error().to_string();
+    EXPECT_NE(received.error().message().find(named), std::string::npos) << received.error().message();
+    EXPECT_EQ(open_fd_count(), before) << named << " leaked an fd";
+  }
+  ::close(small);
+  ASSERT_OK_AND_ASSIGN(Tensor tensor, Tensor::create({64}, DType::U8, MemoryKind::Shm));
+  ASSERT_OK(ends.second.send(tensor));
+  EXPECT_OK(ends.first.receive(std::chrono::milliseconds(1000)));
 }
 
 TEST(Channel, NamedSocketsConnect) {

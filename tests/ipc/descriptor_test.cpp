@@ -121,6 +121,50 @@ TEST(Descriptor, UnknownCodesAreNamedNotGuessed) {
   EXPECT_ERROR(ErrorCode::NotImplemented, d.layout());
 }
 
+TEST(Descriptor, CompressedOrTiledBytesAreRefusedByNameNotReadAsLinear) {
+  Descriptor linear;
+  linear.memory_code = code(MemoryKind::DmaBuf);
+  linear.memory_name = "dmabuf";
+  linear.dtype_code = code(DType::U8);
+  linear.pixel_format_code = code(PixelFormat::Rgba);
+  linear.shape = {4, 8, 4};
+  linear.strides = {32, 4, 1};
+  linear.buffer_sizes = {128};
+  linear.name = "scanout";
+  ASSERT_OK(linear.layout());
+  struct Case {
+    uint32_t compression;
+    uint64_t modifier;
+    std::vector<std::string> named;  // what the message must say
+  };
+  const uint64_t intel_x_tiled = (uint64_t{1} << 56) | 1;
+  const uint64_t invalid = (uint64_t{1} << 56) - 1;
+  const std::vector<Case> cases{
+      {code(Compression::Ubwc), 0, {"compression ubwc (code 2)", "scanout"}},
+      {code(Compression::Any), 0, {"compression any"}},
+      {999, 0, {"compression code 999 (unknown to this build)"}},
+      {0, intel_x_tiled, {"0x0100000000000001", "vendor intel", "I915_FORMAT_MOD_X_TILED", "DRM_FORMAT_MOD_LINEAR"}},
+      {0, invalid, {"0x00ffffffffffffff", "DRM_FORMAT_MOD_INVALID"}},
+      {0, (uint64_t{2} << 56) | 0x1234, {"0x0200000000001234", "vendor amd"}},
+      {0, (uint64_t{0x42} << 56) | 7, {"0x4200000000000007", "vendor 0x42, unknown to this build"}},
+  };
+  for (const Case& c : cases) {
+    Descriptor d = linear;
+    d.compression_code = c.compression;
+    d.drm_modifier = c.modifier;
+    // Decoding keeps it (a reader can list and name it); building a layout refuses it.
+    ASSERT_OK_AND_ASSIGN(auto encoded, d.encode());
+    ASSERT_OK_AND_ASSIGN(Descriptor decoded, Descriptor::decode(encoded));
+    EXPECT_TRUE(decoded == d);
+    const auto layout = decoded.layout();
+    ASSERT_FALSE(layout.has_value()) << c.compression << " " << c.modifier;
+    EXPECT_EQ(layout.error().code(), ErrorCode::NotImplemented) << layout.error().to_string();
+    for (const std::string& part : c.named) {
+      EXPECT_NE(layout.error().message().find(part), std::string::npos) << part << " in " << layout.error().message();
+    }
+  }
+}
+
 TEST(Descriptor, InvalidLayoutsAreRefusedWhenBuilt) {
   Descriptor d;
   d.dtype_code = code(DType::U8);

@@ -139,6 +139,44 @@ TEST_F(RecordingTest, UnknownBackingFromANewerProducerIsNamedAndItsBytesStillLoa
       << tensor.allocation_notes();
 }
 
+TEST_F(RecordingTest, CompressedOrTiledRecordsAreListedButRefusedWhenMaterialised) {
+  const std::vector<std::byte> payload(64, std::byte{5});
+  ipc::Descriptor tiled;
+  tiled.memory_code = code(MemoryKind::DmaBuf);
+  tiled.memory_name = "dmabuf";
+  tiled.dtype_code = code(DType::U8);
+  tiled.shape = {64};
+  tiled.strides = {1};
+  tiled.buffer_sizes = {64};
+  tiled.drm_modifier = (uint64_t{1} << 56) | 1;  // I915_FORMAT_MOD_X_TILED
+  ipc::Descriptor compressed = tiled;
+  compressed.drm_modifier = 0;
+  compressed.compression_code = 999;
+  {
+    ASSERT_OK_AND_ASSIGN(Recorder recorder, Recorder::create(path_));
+    ASSERT_OK(recorder.write(counting_tensor({8}, 0), 0));
+    ASSERT_OK(recorder.append(tiled, std::span<const std::byte>(payload), 1));
+    ASSERT_OK(recorder.append(compressed, std::span<const std::byte>(payload), 2));
+    ASSERT_OK(recorder.write(counting_tensor({8}, 50), 3));
+  }
+  ASSERT_OK_AND_ASSIGN(Replayer replayer, Replayer::open(path_));
+  ASSERT_OK_AND_ASSIGN(auto first, replayer.next());
+  ASSERT_TRUE(first.has_value());
+  EXPECT_OK(first->materialize());
+  for (const char* named : {"0x0100000000000001 (vendor intel, I915_FORMAT_MOD_X_TILED)", "compression code 999"}) {
+    ASSERT_OK_AND_ASSIGN(auto record, replayer.next());
+    ASSERT_TRUE(record.has_value()) << named;
+    const auto tensor = record->materialize(MemoryKind::Mem);
+    ASSERT_FALSE(tensor.has_value()) << named << ": read as linear bytes";
+    EXPECT_EQ(tensor.error().code(), ErrorCode::NotImplemented) << tensor.error().to_string();
+    EXPECT_NE(tensor.error().message().find(named), std::string::npos) << tensor.error().message();
+  }
+  ASSERT_OK_AND_ASSIGN(auto last, replayer.next());
+  ASSERT_TRUE(last.has_value()) << "the records after an unreadable one still read";
+  ASSERT_OK_AND_ASSIGN(Tensor tensor, last->materialize());
+  EXPECT_EQ(contents(tensor)[0], 50);
+}
+
 TEST_F(RecordingTest, DamageIsDetectedAndEveryRecordBeforeItIsRead) {
   {
     ASSERT_OK_AND_ASSIGN(Recorder recorder, Recorder::create(path_));
