@@ -85,7 +85,9 @@ def test_a_receive_timeout_is_an_error_with_a_code():
     assert isinstance(info.value.code, memhal.ErrorCode)
 
 
-@pytest.mark.parametrize("timeout", [4294967.296, 1e300, float("inf"), 2**100, 10**400])
+@pytest.mark.parametrize(
+    "timeout", [4294967.296, 1e300, float("inf"), 2**100, 10**400], ids=["2**32ms", "1e300", "inf", "2**100", "10**400"]
+)
 def test_long_and_infinite_timeouts_wait_for_the_tensor(timeout):
     # 4294967.296 s is 2**32 ms, which wrapped to 0 (BusyError at once); the others overflowed.
     a, b = memhal.Channel.pair()
@@ -107,7 +109,9 @@ def test_long_and_infinite_timeouts_wait_for_the_tensor(timeout):
         frame_sender.join()
 
 
-@pytest.mark.parametrize("timeout", [float("nan"), -1, -0.5, float("-inf"), -(10**400)])
+@pytest.mark.parametrize(
+    "timeout", [float("nan"), -1, -0.5, float("-inf"), -(10**400)], ids=["nan", "-1", "-0.5", "-inf", "-10**400"]
+)
 def test_nan_and_negative_timeouts_are_value_errors(timeout):
     a, b = memhal.Channel.pair()
     with pytest.raises(memhal.InvalidArgumentError, match="timeout"):
