@@ -1,13 +1,20 @@
 #include "image_io.hpp"
 
+#include <fcntl.h>
 #include <jpeglib.h>
 #include <png.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include <algorithm>
+#include <cerrno>
 #include <csetjmp>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <memhal/pixel_format.hpp>
+#include <memhal/unique_fd.hpp>
+#include <optional>
 #include <sstream>
 
 namespace memhal::cli {
@@ -15,6 +22,17 @@ namespace {
 
 constexpr int64_t kMaxSide = 16384;
 constexpr int64_t kMaxPixels = int64_t{1} << 26;  // 64 Mpixel: a decoder's memory stays bounded
+// A Huffman-coded JPEG spends at least one bit on each 8x8 block of its full-resolution
+// component (the DC symbol; progressive DC scans too), so a file of n bytes holds at most
+// 8n blocks = 512n pixels. A header claiming more is a lie that would cost memory.
+constexpr int64_t kJpegMaxPixelsPerByte = 512;
+// Deflate expands at most 1032 times, and a PNG row costs a filter byte and at least one bit
+// a pixel before compression.
+constexpr int64_t kDeflateMaxRatio = 1032;
+
+std::string size_text(int64_t width, int64_t height) {
+  return std::to_string(width) + "x" + std::to_string(height);
+}
 
 tl::unexpected<Error> fail(ErrorCode code, const std::string& message) {
   return memhal::unexpected(Error(code, message));
@@ -32,10 +50,18 @@ Result<Tensor> decode_png(std::span<const uint8_t> bytes) {
   if (!png_image_begin_read_from_memory(&image, bytes.data(), bytes.size())) {
     return fail(ErrorCode::Corrupt, std::string("PNG header: ") + image.message);
   }
-  if (image.width > kMaxSide || image.height > kMaxSide || int64_t{image.width} * image.height > kMaxPixels) {
+  const int64_t width = image.width, height = image.height;
+  if (width > kMaxSide || height > kMaxSide || width * height > kMaxPixels) {
     png_image_free(&image);
-    return fail(ErrorCode::InvalidArgument, "PNG of " + std::to_string(image.width) + "x" +
-                                                std::to_string(image.height) + " is larger than 16384 a side");
+    return fail(ErrorCode::InvalidArgument, "PNG of " + size_text(width, height) +
+                                                " is larger than memhal convert reads (16384 a side, 64 Mpixel)");
+  }
+  const int64_t least_data = (width * height + 7) / 8 + height;
+  if (least_data > kDeflateMaxRatio * static_cast<int64_t>(bytes.size())) {
+    png_image_free(&image);
+    return fail(ErrorCode::Corrupt, "PNG header claims " + size_text(width, height) + ", which needs at least " +
+                                        std::to_string(least_data) + " bytes of pixel data; " +
+                                        std::to_string(bytes.size()) + " bytes of file cannot hold them");
   }
   const bool alpha = (image.format & PNG_FORMAT_FLAG_ALPHA) != 0;
   const bool colour = (image.format & PNG_FORMAT_FLAG_COLOR) != 0;
@@ -64,7 +90,11 @@ void jpeg_error_exit(j_common_ptr info) {
   std::longjmp(error->jump, 1);
 }
 
-void jpeg_quiet(j_common_ptr, int) {}
+// Level -1 is a warning about the data (premature end, corrupt entropy data): libjpeg would
+// go on and fill the rest with grey. A damaged file is an error here; trace levels are quiet.
+void jpeg_warning_is_error(j_common_ptr info, int level) {
+  if (level < 0) jpeg_error_exit(info);
+}
 
 // Runs the decoder; libjpeg's errors land back here by longjmp. Everything the jump could
 // leave half-updated lives in the caller's frame and is reached through references.
@@ -75,10 +105,17 @@ bool run_jpeg(jpeg_decompress_struct& info, JpegError& error, std::span<const ui
   jpeg_mem_src(&info, bytes.data(), static_cast<unsigned long>(bytes.size()));
   jpeg_read_header(&info, TRUE);
   info.out_color_space = info.num_components == 1 ? JCS_GRAYSCALE : JCS_RGB;
-  if (int64_t{info.image_width} * info.image_height > kMaxPixels || info.image_width > kMaxSide ||
-      info.image_height > kMaxSide) {
-    std::snprintf(error.message, sizeof error.message, "%ux%u is larger than memhal convert reads", info.image_width,
+  const int64_t claimed = int64_t{info.image_width} * info.image_height;
+  if (claimed > kMaxPixels || info.image_width > kMaxSide || info.image_height > kMaxSide) {
+    std::snprintf(error.message, sizeof error.message,
+                  "%ux%u is larger than memhal convert reads (16384 a side, 64 Mpixel)", info.image_width,
                   info.image_height);
+    return false;
+  }
+  if (!info.arith_code && claimed > kJpegMaxPixelsPerByte * static_cast<int64_t>(bytes.size())) {
+    std::snprintf(error.message, sizeof error.message,
+                  "the header claims %ux%u, more than %zu bytes can hold (at most %lld pixels a byte)",
+                  info.image_width, info.image_height, bytes.size(), static_cast<long long>(kJpegMaxPixelsPerByte));
     return false;
   }
   jpeg_start_decompress(&info);
@@ -98,7 +135,7 @@ Result<Tensor> decode_jpeg(std::span<const uint8_t> bytes) {
   std::memset(&info, 0, sizeof info);
   info.err = jpeg_std_error(&error.manager);
   error.manager.error_exit = jpeg_error_exit;
-  error.manager.emit_message = jpeg_quiet;
+  error.manager.emit_message = jpeg_warning_is_error;
   std::vector<uint8_t> pixels;
   const bool ok = run_jpeg(info, error, bytes, pixels);
   const int64_t width = info.output_width, height = info.output_height;
@@ -155,20 +192,85 @@ Result<void> write_bytes(const std::string& path, const std::string& header, con
   return {};
 }
 
+bool is_png(std::span<const uint8_t> bytes) {
+  static constexpr uint8_t kPng[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1A, '\n'};
+  return bytes.size() >= 8 && std::memcmp(bytes.data(), kPng, 8) == 0;
+}
+
+bool is_jpeg(std::span<const uint8_t> bytes) {
+  return bytes.size() >= 3 && bytes[0] == 0xFF && bytes[1] == 0xD8 && bytes[2] == 0xFF;
+}
+
+tl::unexpected<Error> not_an_image(const std::string& path) {
+  return fail(ErrorCode::Corrupt, path + " is neither a PNG nor a JPEG file (for raw YUV pass --size and --format)");
+}
+
+tl::unexpected<Error> too_long(const std::string& path, std::size_t max_bytes, std::string_view what,
+                               std::optional<int64_t> size) {
+  return fail(ErrorCode::InvalidArgument, path + (size ? " has " + std::to_string(*size) + " bytes," : " holds") +
+                                              " more than " + std::string(what) + " (" + std::to_string(max_bytes) +
+                                              " bytes)");
+}
+
+// Opens an input file. A directory is refused here (reading one fails with EISDIR, and a
+// stream would throw); a regular file longer than `max_bytes` before a byte is read.
+Result<UniqueFd> open_input(const std::string& path, std::size_t max_bytes, std::string_view what) {
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd.valid()) {
+    const int err = errno;
+    return memhal::unexpected(Error(ErrorCode::Io, "cannot open " + path + ": " + std::strerror(err), err));
+  }
+  struct stat st {};
+  if (::fstat(fd.get(), &st) != 0) {
+    const int err = errno;
+    return memhal::unexpected(Error(ErrorCode::Io, "cannot stat " + path + ": " + std::strerror(err), err));
+  }
+  if (S_ISDIR(st.st_mode)) return fail(ErrorCode::InvalidArgument, path + " is a directory, not " + std::string(what));
+  if (S_ISREG(st.st_mode) && static_cast<uint64_t>(st.st_size) > max_bytes) {
+    return too_long(path, max_bytes, what, st.st_size);
+  }
+  return fd;
+}
+
+// Reads from `fd` until `bytes` holds `limit` bytes or the input ends. Works on pipes and
+// devices too, whose size fstat does not know: `limit` is what bounds them.
+Result<void> read_up_to(int fd, const std::string& path, std::vector<uint8_t>& bytes, std::size_t limit) {
+  constexpr std::size_t kChunk = std::size_t{1} << 20;
+  while (bytes.size() < limit) {
+    const std::size_t have = bytes.size();
+    const std::size_t want = std::min(kChunk, limit - have);
+    bytes.resize(have + want);
+    const ssize_t got = ::read(fd, bytes.data() + have, want);
+    if (got < 0) {
+      const int err = errno;
+      bytes.resize(have);
+      if (err == EINTR) continue;
+      return memhal::unexpected(Error(ErrorCode::Io, "reading " + path + ": " + std::strerror(err), err));
+    }
+    bytes.resize(have + static_cast<std::size_t>(got));
+    if (got == 0) break;
+  }
+  return {};
+}
+
 }  // namespace
 
 Result<Tensor> decode_image(std::span<const uint8_t> bytes) {
-  static constexpr uint8_t kPng[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1A, '\n'};
-  if (bytes.size() >= 8 && std::memcmp(bytes.data(), kPng, 8) == 0) return decode_png(bytes);
-  if (bytes.size() >= 3 && bytes[0] == 0xFF && bytes[1] == 0xD8 && bytes[2] == 0xFF) return decode_jpeg(bytes);
+  if (is_png(bytes)) return decode_png(bytes);
+  if (is_jpeg(bytes)) return decode_jpeg(bytes);
   return fail(ErrorCode::Corrupt, "neither a PNG nor a JPEG file (for raw YUV pass --size and --format)");
 }
 
-Result<Tensor> decode_raw(std::span<const uint8_t> bytes, int64_t width, int64_t height, PixelFormat format) {
+Result<int64_t> raw_frame_bytes(int64_t width, int64_t height, PixelFormat format) {
   if (width <= 0 || height <= 0 || width > kMaxSide || height > kMaxSide) {
-    return fail(ErrorCode::InvalidArgument,
-                "raw frame size " + std::to_string(width) + "x" + std::to_string(height) + " is outside 1..16384");
+    return fail(ErrorCode::InvalidArgument, "raw frame size " + size_text(width, height) + " is outside 1..16384");
   }
+  MEMHAL_ASSIGN_OR_RETURN(Layout layout, Layout::image(width, height, format, DType::U8, 1));
+  return layout.nbytes();
+}
+
+Result<Tensor> decode_raw(std::span<const uint8_t> bytes, int64_t width, int64_t height, PixelFormat format) {
+  MEMHAL_TRY(raw_frame_bytes(width, height, format));
   MEMHAL_ASSIGN_OR_RETURN(Tensor t, Tensor::image(width, height, format, std::nullopt, DType::U8, 1));
   if (static_cast<int64_t>(bytes.size()) != t.nbytes()) {
     return fail(ErrorCode::Corrupt, "a raw " + std::string(to_string(format)) + " " + std::to_string(width) + "x" +
@@ -184,12 +286,33 @@ Result<Tensor> decode_raw(std::span<const uint8_t> bytes, int64_t width, int64_t
   return t;
 }
 
-Result<std::vector<uint8_t>> read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return fail(ErrorCode::Io, "cannot open " + path + ": " + std::strerror(errno));
-  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (in.bad()) return fail(ErrorCode::Io, "reading " + path + " failed");
+Result<std::vector<uint8_t>> read_file(const std::string& path, std::size_t max_bytes, std::string_view what) {
+  MEMHAL_ASSIGN_OR_RETURN(UniqueFd fd, open_input(path, max_bytes, what));
+  std::vector<uint8_t> bytes;
+  MEMHAL_TRY(read_up_to(fd.get(), path, bytes, max_bytes + 1));
+  if (bytes.size() > max_bytes) return too_long(path, max_bytes, what, std::nullopt);
   return bytes;
+}
+
+Result<Tensor> read_image(const std::string& path) {
+  static constexpr std::string_view kWhat = "a PNG or JPEG file memhal convert reads";
+  MEMHAL_ASSIGN_OR_RETURN(UniqueFd fd, open_input(path, kMaxImageFileBytes, kWhat));
+  // The signature first: a device or a stream of something else is refused after 8 bytes.
+  std::vector<uint8_t> bytes;
+  MEMHAL_TRY(read_up_to(fd.get(), path, bytes, 8));
+  if (!is_png(bytes) && !is_jpeg(bytes)) return not_an_image(path);
+  MEMHAL_TRY(read_up_to(fd.get(), path, bytes, kMaxImageFileBytes + 1));
+  if (bytes.size() > kMaxImageFileBytes) return too_long(path, kMaxImageFileBytes, kWhat, std::nullopt);
+  auto image = decode_image(bytes);
+  if (!image) return memhal::unexpected(Error(image.error().code(), path + ": " + image.error().message()));
+  return image;
+}
+
+Result<Tensor> read_raw(const std::string& path, int64_t width, int64_t height, PixelFormat format) {
+  MEMHAL_ASSIGN_OR_RETURN(const int64_t frame_bytes, raw_frame_bytes(width, height, format));
+  const std::string what = "a raw " + std::string(to_string(format)) + " " + size_text(width, height) + " frame";
+  MEMHAL_ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, read_file(path, static_cast<std::size_t>(frame_bytes), what));
+  return decode_raw(bytes, width, height, format);
 }
 
 Result<void> write_png(const Tensor& image, const std::string& path) {

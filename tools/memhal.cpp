@@ -19,7 +19,10 @@ constexpr std::string_view kUsage =
     "  inspect FILE    the records of a .mhrec recording\n"
     "  convert IN OUT  an image or raw YUV frame through ImageProcessor, to PNG or .npy\n"
     "\n"
-    "memhal --version prints the version of the memhal library.\n";
+    "memhal --version prints the version of the memhal library; memhal help COMMAND (or\n"
+    "memhal COMMAND --help) the options of a command. Options take their value as --name VALUE\n"
+    "or --name=VALUE. Exit status: 0 success, 1 failure, 2 usage error (the message names the\n"
+    "argument).\n";
 
 }  // namespace
 
@@ -29,12 +32,21 @@ int main(int argc, char** argv) {
     std::cout << "memhal " << memhal::version() << "\n";  // the library this binary runs against
     return 0;
   }
-  if (args.empty() || args[0] == "-h" || args[0] == "--help" || args[0] == "help") {
+  if (args.empty() || args[0] == "-h" || args[0] == "--help" || (args[0] == "help" && args.size() == 1)) {
     (args.empty() ? std::cerr : std::cout) << kUsage;
     return args.empty() ? 2 : 0;
   }
-  const std::string_view command = args[0];
-  const std::span<const std::string_view> rest(args.data() + 1, args.size() - 1);
+  // `memhal help COMMAND` is `memhal COMMAND --help`.
+  constexpr std::string_view kHelp[] = {"--help"};
+  const bool help = args[0] == "help";
+  const std::string_view command = help ? args[1] : args[0];
+  const std::span<const std::string_view> rest =
+      help ? std::span<const std::string_view>(kHelp)
+           : std::span<const std::string_view>(args.data() + 1, args.size() - 1);
+  if (help && args.size() > 2) {
+    std::cerr << "memhal: help takes one command\n" << kUsage;
+    return 2;
+  }
   if (command == "info") return memhal::cli::run_info(rest);
   if (command == "demo") return memhal::cli::run_demo(rest);
   if (command == "inspect") return memhal::cli::run_inspect(rest);
