@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
@@ -20,8 +21,11 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <tuple>
+#include <utility>
 #include <vector>
 
+#include "args.hpp"
 #include "commands.hpp"
 
 extern char** environ;
@@ -30,14 +34,36 @@ namespace memhal::cli {
 namespace {
 
 constexpr std::string_view kUsage =
-    "usage: memhal demo [--seconds N | --frames N] [--size WxH] [--fps N] [--memory shm|dmabuf]\n"
+    "usage: memhal demo [--seconds S | --frames N] [--size WxH] [--fps F] [--memory shm|dmabuf]\n"
     "                   [--record FILE.mhrec]\n"
     "  A synthetic NV12 camera fans frames out to an in-process consumer and a second process\n"
-    "  without copying them; prints per-second figures and a final summary line.\n";
+    "  without copying them; prints per-second figures and a final summary line:\n"
+    "    summary: frames=N bytes_shared=B bytes_copied=B p50_latency_us=U p99_latency_us=U\n"
+    "             checksum_errors=N lost_frames=N\n"
+    "  --seconds S  run time, 0.001..1000000 (default 3)    --frames N  1..1000000000000\n"
+    "  --size WxH   even sides up to 16384 (default 1280x720)  --fps F  0.1..1000 (default 30)\n"
+    "  Options take --name VALUE or --name=VALUE. Ctrl-C (SIGINT, or SIGTERM) stops the camera;\n"
+    "  the second process drains what it was sent, the summary is printed, and the exit status\n"
+    "  is as for a finished run. Exit status: 0 every frame checked and acknowledged; 1 an\n"
+    "  error, a checksum error, or a second process that died or stalled (no frame acknowledged\n"
+    "  for 3 s: it is named, killed, and the frames it held are lost_frames); 2 a usage error.\n";
+
+// How long the second process may hold its oldest frame before it counts as stalled.
+constexpr std::chrono::seconds kStallTimeout{3};
 
 std::atomic<bool> g_stop{false};
+static_assert(std::atomic<bool>::is_always_lock_free, "set from a signal handler");
 void on_signal(int) {
   g_stop = true;
+}
+
+// SA_RESTART: a Ctrl-C must not turn the reads of the results pipe into errors.
+void set_signal(int signal, void (*handler)(int)) {
+  struct sigaction action {};
+  action.sa_handler = handler;
+  sigemptyset(&action.sa_mask);
+  action.sa_flags = SA_RESTART;
+  ::sigaction(signal, &action, nullptr);
 }
 
 int64_t now_ns() {
@@ -98,13 +124,19 @@ Result<void> draw(const Tensor& image, uint64_t n) {
 // ---- the second process ----
 
 int run_peer() {
+  // The camera process decides when the demo ends. A Ctrl-C reaches the whole process group;
+  // this process keeps checking what it was sent until the camera closes the channel. A
+  // camera that is gone is an error from write(), not a SIGPIPE.
+  set_signal(SIGINT, SIG_IGN);
+  set_signal(SIGTERM, SIG_IGN);
+  set_signal(SIGPIPE, SIG_IGN);
   auto channel = ipc::Channel::adopt(UniqueFd(3));
   if (!channel) {
     std::fprintf(stderr, "demo peer: %s\n", channel.error().to_string().c_str());
     return 1;
   }
   for (;;) {
-    auto frame = channel->receive_frame(std::chrono::milliseconds(10000));
+    auto frame = channel->receive_frame();
     if (!frame) {
       if (frame.error().code() == ErrorCode::Unavailable) return 0;  // the camera is done
       std::fprintf(stderr, "demo peer: %s\n", frame.error().to_string().c_str());
@@ -112,7 +144,11 @@ int run_peer() {
     }
     auto sum = checksum(*frame);
     PeerResult result{frame->sequence, sum ? *sum : 0, now_ns()};
-    if (::write(4, &result, sizeof result) != static_cast<ssize_t>(sizeof result)) return 1;
+    ssize_t written;
+    do {
+      written = ::write(4, &result, sizeof result);
+    } while (written < 0 && errno == EINTR);
+    if (written != static_cast<ssize_t>(sizeof result)) return 1;
   }
 }
 
@@ -127,59 +163,79 @@ struct Options {
   std::string record;
 };
 
-std::optional<Options> parse(std::span<const std::string_view> args) {
-  Options options;
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    const std::string_view arg = args[i];
-    const bool has_value = i + 1 < args.size();
-    const std::string value = has_value ? std::string(args[i + 1]) : "";
-    try {
-      if (arg == "--seconds" && has_value) {
-        options.seconds = std::stod(value);
-      } else if (arg == "--frames" && has_value) {
-        options.frames = std::stoull(value);
-      } else if (arg == "--fps" && has_value) {
-        options.fps = std::stod(value);
-      } else if (arg == "--size" && has_value) {
-        const auto x = value.find('x');
-        if (x == std::string::npos) return std::nullopt;
-        options.width = std::stoll(value.substr(0, x));
-        options.height = std::stoll(value.substr(x + 1));
-      } else if (arg == "--memory" && has_value) {
-        options.memory = from_string<MemoryKind>(value);
-        if (!options.memory) return std::nullopt;
-      } else if (arg == "--record" && has_value) {
-        options.record = value;
-      } else {
-        return std::nullopt;
-      }
-    } catch (const std::exception&) {
-      return std::nullopt;
-    }
-    ++i;
+Parsed<void> parse_option(const Argument& arg, Options& options) {
+  if (arg.name == "--seconds") {
+    auto seconds = parse_real(arg.value, 0.001, 1e6);
+    if (!seconds) return tl::unexpected(seconds.error());
+    options.seconds = *seconds;
+  } else if (arg.name == "--frames") {
+    auto frames = parse_integer(arg.value, 1, 1'000'000'000'000);
+    if (!frames) return tl::unexpected(frames.error());
+    options.frames = static_cast<uint64_t>(*frames);
+  } else if (arg.name == "--fps") {
+    auto fps = parse_real(arg.value, 0.1, 1000);
+    if (!fps) return tl::unexpected(fps.error());
+    options.fps = *fps;
+  } else if (arg.name == "--size") {
+    auto size = parse_size(arg.value, 16384);
+    if (!size) return tl::unexpected(size.error());
+    std::tie(options.width, options.height) = *size;
+  } else if (arg.name == "--memory") {
+    options.memory = from_string<MemoryKind>(arg.value);
+    if (!options.memory) return tl::unexpected("unknown memory kind '" + std::string(arg.value) + "'");
+  } else if (arg.name == "--record") {
+    options.record = arg.value;
+  } else {
+    return tl::unexpected(std::string("unknown option"));
   }
-  if (options.fps <= 0 || options.width <= 0 || options.height <= 0) return std::nullopt;
+  return {};
+}
+
+// The options, or a usage error naming the argument.
+Parsed<Options> parse(std::span<const std::string_view> args) {
+  auto arguments = split_arguments(args, {});
+  if (!arguments) return tl::unexpected(arguments.error());
+  Options options;
+  for (const Argument& arg : *arguments) {
+    if (arg.name.empty()) return tl::unexpected("unexpected argument '" + std::string(arg.value) + "'");
+    if (auto parsed = parse_option(arg, options); !parsed) return tl::unexpected(about(arg.name, parsed.error()));
+  }
+  if (options.seconds && options.frames)
+    return tl::unexpected(std::string("--seconds and --frames exclude each other"));
   if (!options.seconds && !options.frames) options.seconds = 3;
   return options;
 }
 
+// A frame the second process has not acknowledged yet: held (its pool tensor stays out) until
+// it is, so the peer never reads a buffer the camera is drawing into again.
+struct InFlight {
+  uint64_t expected_checksum;
+  Frame frame;
+};
+
 struct Stats {
   std::mutex mutex;
-  std::map<uint64_t, std::pair<uint64_t, Frame>> in_flight;  // sequence -> expected checksum, frame held
+  std::map<uint64_t, InFlight> in_flight;  // by sequence: the oldest first
   std::vector<int64_t> latencies_us;
   uint64_t checksum_errors = 0;
   uint64_t peer_frames = 0;
+  int64_t last_ack_ns = 0;  // when the second process last acknowledged a frame
 };
 
 // Reads the peer's results; releases each frame (back to the pool) once the peer is done.
+// Ends when the second process has ended (its end of the pipe closes).
 void collect(int pipe, Stats& stats) {
   PeerResult result{};
-  while (::read(pipe, &result, sizeof result) == static_cast<ssize_t>(sizeof result)) {
+  for (;;) {
+    const ssize_t got = ::read(pipe, &result, sizeof result);
+    if (got < 0 && errno == EINTR) continue;
+    if (got != static_cast<ssize_t>(sizeof result)) return;
     std::lock_guard lock(stats.mutex);
+    stats.last_ack_ns = now_ns();
     auto it = stats.in_flight.find(result.sequence);
     if (it == stats.in_flight.end()) continue;
-    if (it->second.first != result.checksum) ++stats.checksum_errors;
-    stats.latencies_us.push_back((result.done_ns - *it->second.second.timing.pts) / 1000);
+    if (it->second.expected_checksum != result.checksum) ++stats.checksum_errors;
+    stats.latencies_us.push_back((result.done_ns - *it->second.frame.timing.pts) / 1000);
     ++stats.peer_frames;
     stats.in_flight.erase(it);
   }
@@ -197,16 +253,232 @@ int fail(const char* what, const Error& error) {
   return 1;
 }
 
-pid_t spawn_peer(int socket, int pipe) {
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, socket, 3);
-  posix_spawn_file_actions_adddup2(&actions, pipe, 4);
-  const char* argv[] = {"memhal", "demo", "--peer", nullptr};
-  pid_t pid = -1;
-  const int rc = ::posix_spawn(&pid, "/proc/self/exe", &actions, nullptr, const_cast<char**>(argv), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  return rc == 0 ? pid : -1;
+// The second process: started with SIGINT and SIGTERM ignored (dispositions that survive
+// exec, so a Ctrl-C during its start cannot kill it), SIGPIPE too. Reaped exactly once; one
+// still running when this goes out of scope is killed, so no path leaves it behind.
+class PeerProcess {
+ public:
+  static std::optional<PeerProcess> spawn(int socket, int pipe) {
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_adddup2(&actions, socket, 3);
+    posix_spawn_file_actions_adddup2(&actions, pipe, 4);
+    const char* argv[] = {"memhal", "demo", "--peer", nullptr};
+    pid_t pid = -1;
+    const int rc = ::posix_spawn(&pid, "/proc/self/exe", &actions, nullptr, const_cast<char**>(argv), environ);
+    posix_spawn_file_actions_destroy(&actions);
+    if (rc != 0) return std::nullopt;
+    return PeerProcess(pid);
+  }
+  PeerProcess(PeerProcess&& other) noexcept
+      : pid_(std::exchange(other.pid_, -1)), status_(other.status_), ended_(other.ended_), killed_(other.killed_) {}
+  PeerProcess& operator=(PeerProcess&&) = delete;
+  ~PeerProcess() { kill(); }
+
+  pid_t pid() const { return pid_; }
+  // True once the process has ended; reaps it without waiting.
+  bool ended() {
+    if (!ended_ && pid_ > 0 && ::waitpid(pid_, &status_, WNOHANG) == pid_) ended_ = true;
+    return ended_ || pid_ <= 0;
+  }
+  // Waits up to `timeout` for the process to end.
+  bool wait_for_end(std::chrono::milliseconds timeout) {
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (!ended() && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    return ended();
+  }
+  // Ends a process that will not end by itself (a stopped one included) and reaps it.
+  void kill() {
+    if (ended()) return;
+    ::kill(pid_, SIGKILL);
+    while (::waitpid(pid_, &status_, 0) < 0 && errno == EINTR) {
+    }
+    ended_ = killed_ = true;
+  }
+  bool succeeded() const { return ended_ && !killed_ && WIFEXITED(status_) && WEXITSTATUS(status_) == 0; }
+  // How it ended, for a message: "exited with status 1", "was killed by signal 9".
+  std::string how() const {
+    if (killed_) return "was killed by the demo";
+    if (WIFEXITED(status_)) return "exited with status " + std::to_string(WEXITSTATUS(status_));
+    if (WIFSIGNALED(status_)) {
+      return "was killed by signal " + std::to_string(WTERMSIG(status_)) + " (" + strsignal(WTERMSIG(status_)) + ")";
+    }
+    return "ended";
+  }
+
+ private:
+  explicit PeerProcess(pid_t pid) : pid_(pid) {}
+  pid_t pid_ = -1;
+  int status_ = 0;
+  bool ended_ = false;
+  bool killed_ = false;
+};
+
+// Why the camera stopped.
+enum class Stop { Done, Interrupted, PeerGone, PeerStalled, Failed };
+
+Stop failed(const char* what, const Error& error) {
+  fail(what, error);
+  return Stop::Failed;
+}
+
+// Whether the second process still keeps up: `PeerGone` once it has ended, `PeerStalled` when
+// it has held its oldest frame for `kStallTimeout`. Says which, by name and pid, on stderr.
+std::optional<Stop> check_peer(PeerProcess& peer, Stats& stats) {
+  if (peer.ended()) {
+    std::fprintf(stderr, "memhal demo: the second process (pid %d) %s while the camera ran\n", peer.pid(),
+                 peer.how().c_str());
+    return Stop::PeerGone;
+  }
+  std::lock_guard lock(stats.mutex);
+  if (stats.in_flight.empty()) return std::nullopt;
+  const auto& [sequence, oldest] = *stats.in_flight.begin();
+  const int64_t held_ns = now_ns() - *oldest.frame.timing.pts;
+  if (held_ns < std::chrono::nanoseconds(kStallTimeout).count()) return std::nullopt;
+  std::fprintf(stderr,
+               "memhal demo: the second process (pid %d) stalled: it has not acknowledged frame %llu for %.1f s "
+               "(%zu frames held); stopping it\n",
+               peer.pid(), static_cast<unsigned long long>(sequence), static_cast<double>(held_ns) / 1e9,
+               stats.in_flight.size());
+  return Stop::PeerStalled;
+}
+
+// Sleeps until `deadline`, or less when a signal asks to stop.
+void sleep_until_or_stop(std::chrono::steady_clock::time_point deadline) {
+  while (!g_stop && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::min<std::chrono::steady_clock::duration>(
+        deadline - std::chrono::steady_clock::now(), std::chrono::milliseconds(20)));
+  }
+}
+
+// Everything the camera loop works with.
+struct Camera {
+  const Options& options;
+  TensorPool& pool;
+  Tee& tee;
+  ipc::Channel& channel;
+  std::optional<Recorder>& recorder;
+  PeerProcess& peer;
+  Stats& stats;
+  int64_t start = now_ns();
+  uint64_t frames = 0, bytes_shared = 0, bytes_copied = 0, local_errors = 0;
+};
+
+// A free pool tensor. While the pool is exhausted (the second process holds every frame),
+// checks that the peer is alive and keeping up, and that no signal asked to stop.
+Result<Tensor> acquire(Camera& camera, Stop& stop) {
+  for (;;) {
+    auto image = camera.pool.acquire(std::chrono::milliseconds(100));
+    if (image || image.error().code() != ErrorCode::Busy) return image;
+    if (g_stop) {
+      stop = Stop::Interrupted;
+      return image;
+    }
+    if (auto problem = check_peer(camera.peer, camera.stats)) {
+      stop = *problem;
+      return image;
+    }
+  }
+}
+
+// Draws one frame, fans it out, checks branch (a) and sends branch (b) to the second process.
+Stop produce(Camera& camera) {
+  Stop stop = Stop::Failed;
+  auto image = acquire(camera, stop);
+  if (!image) return stop == Stop::Failed ? failed("camera", image.error()) : stop;
+  if (auto drawn = draw(*image, camera.frames); !drawn) return failed("camera", drawn.error());
+  auto expected_sum = checksum(*image);
+  if (!expected_sum) return failed("camera", expected_sum.error());
+  const uint64_t expected = *expected_sum;
+  auto payload = MemoryDomain::from_tensor(*image);
+  if (!payload) return failed("frame", payload.error());
+  const auto frame_ns = static_cast<int64_t>(1e9 / camera.options.fps);
+  Frame frame{std::move(*payload), {now_ns(), std::nullopt, frame_ns}, camera.frames, {}};
+  if (camera.recorder) {
+    if (auto written = camera.recorder->write(*image, *frame.timing.pts - camera.start); !written) {
+      return failed("recording", written.error());
+    }
+  }
+  auto branches = camera.tee.push(std::move(frame));
+  if (!branches) return failed("tee", branches.error());
+  // Branch (a): read in this process. The bytes it reads must be the camera's own.
+  auto local = (*branches)[0].payload.to_tensor();
+  if (!local || checksum(*local).value_or(0) != expected) ++camera.local_errors;
+  if (local && !same_storage(*local, *image)) camera.bytes_copied += static_cast<uint64_t>(image->nbytes());
+  // Branch (b): the second process. The frame is held until the peer says it is done.
+  {
+    std::lock_guard lock(camera.stats.mutex);
+    camera.stats.in_flight.emplace((*branches)[1].sequence, InFlight{expected, (*branches)[1]});
+  }
+  if (auto sent = camera.channel.send((*branches)[1]); !sent) {
+    // A peer that has gone closes its socket: say how it ended rather than "broken pipe".
+    if (sent.error().code() == ErrorCode::Unavailable && camera.peer.wait_for_end(std::chrono::seconds(1))) {
+      return *check_peer(camera.peer, camera.stats);
+    }
+    return failed("channel", sent.error());
+  }
+  camera.bytes_shared += 2 * static_cast<uint64_t>(image->layout().nbytes());
+  ++camera.frames;
+  return Stop::Done;
+}
+
+// Runs the camera until the frame count or the time is reached, a signal, or a failure.
+Stop run_camera(Camera& camera) {
+  const auto period = std::chrono::nanoseconds(static_cast<int64_t>(1e9 / camera.options.fps));
+  auto next_frame = std::chrono::steady_clock::now();
+  uint64_t second = 1, frames_at_second = 0;
+  for (;;) {
+    if (camera.options.frames && camera.frames >= *camera.options.frames) return Stop::Done;
+    if (camera.options.seconds && static_cast<double>(now_ns() - camera.start) / 1e9 >= *camera.options.seconds) {
+      return Stop::Done;
+    }
+    sleep_until_or_stop(next_frame);
+    if (g_stop) return Stop::Interrupted;
+    if (auto problem = check_peer(camera.peer, camera.stats)) return *problem;
+    next_frame += period;
+    if (const Stop stop = produce(camera); stop != Stop::Done) return stop;
+    if (now_ns() - camera.start >= static_cast<int64_t>(second) * 1'000'000'000) {
+      std::lock_guard lock(camera.stats.mutex);
+      std::printf(
+          "t=%llus frames=%llu bytes_shared=%llu bytes_copied=%llu p50_latency_us=%lld in_flight=%zu\n",
+          static_cast<unsigned long long>(second), static_cast<unsigned long long>(camera.frames - frames_at_second),
+          static_cast<unsigned long long>(camera.bytes_shared), static_cast<unsigned long long>(camera.bytes_copied),
+          static_cast<long long>(percentile(camera.stats.latencies_us, 0.5)), camera.stats.in_flight.size());
+      std::fflush(stdout);
+      frames_at_second = camera.frames;
+      ++second;
+    }
+  }
+}
+
+// After the channel closed: the second process checks what it still holds and exits. One
+// that acknowledges nothing for `kStallTimeout` (or was already found stalled) is killed.
+Stop finish_peer(PeerProcess& peer, Stats& stats, Stop stop) {
+  if (stop == Stop::PeerStalled) {
+    peer.kill();
+    return stop;
+  }
+  const int64_t closed_ns = now_ns();
+  while (!peer.wait_for_end(std::chrono::milliseconds(20))) {
+    int64_t progress_ns;
+    std::size_t held;
+    {
+      std::lock_guard lock(stats.mutex);
+      progress_ns = std::max(closed_ns, stats.last_ack_ns);
+      held = stats.in_flight.size();
+    }
+    if (now_ns() - progress_ns >= std::chrono::nanoseconds(kStallTimeout).count()) {
+      std::fprintf(stderr,
+                   "memhal demo: the second process (pid %d) stalled: it acknowledged nothing for %lld s after the "
+                   "camera stopped (%zu frames held); stopping it\n",
+                   peer.pid(), static_cast<long long>(kStallTimeout.count()), held);
+      peer.kill();
+      return Stop::PeerStalled;
+    }
+  }
+  return stop;
 }
 
 }  // namespace
@@ -219,7 +491,7 @@ int run_demo(std::span<const std::string_view> args) {
   }
   const auto options = parse(args);
   if (!options) {
-    std::cerr << "memhal demo: bad arguments\n" << kUsage;
+    std::cerr << "memhal demo: " << options.error() << "\n" << kUsage;
     return 2;
   }
   const MemoryKind memory =
@@ -229,13 +501,22 @@ int run_demo(std::span<const std::string_view> args) {
   auto pool = TensorPool::create(*layout, 8, memory);
   if (!pool) return fail("frame pool", pool.error());
   auto tee = Tee::create(2);
+  if (!tee) return fail("tee", tee.error());
   auto channel = ipc::Channel::pair();
   if (!channel) return fail("channel", channel.error());
   int results[2];
-  if (::pipe2(results, O_CLOEXEC) != 0) return 1;
-  const pid_t peer = spawn_peer(channel->second.fd(), results[1]);
-  if (peer < 0) return 1;
+  if (::pipe2(results, O_CLOEXEC) != 0) return fail("results pipe", Error(ErrorCode::Io, std::strerror(errno), errno));
+  UniqueFd results_read(results[0]);
+  // A dead peer is an error from send and write, never a SIGPIPE; and the peer starts with
+  // SIGINT and SIGTERM ignored (see PeerProcess) before this process catches them.
+  set_signal(SIGPIPE, SIG_IGN);
+  set_signal(SIGINT, SIG_IGN);
+  set_signal(SIGTERM, SIG_IGN);
+  auto peer = PeerProcess::spawn(channel->second.fd(), results[1]);
   ::close(results[1]);
+  set_signal(SIGINT, on_signal);
+  set_signal(SIGTERM, on_signal);
+  if (!peer) return fail("second process", Error(ErrorCode::Io, "posix_spawn of /proc/self/exe failed"));
   { auto peer_end = std::move(channel->second); }  // the child has its copy
   std::optional<Recorder> recorder;
   if (!options->record.empty()) {
@@ -244,102 +525,37 @@ int run_demo(std::span<const std::string_view> args) {
     recorder.emplace(std::move(*created));
   }
 
-  std::printf("memhal demo: %lldx%lld nv12 at %.0f fps, %zu %s buffers, second process pid %d\n",
+  std::printf("memhal demo: %lldx%lld nv12 at %g fps, %zu %s buffers, second process pid %d\n",
               static_cast<long long>(options->width), static_cast<long long>(options->height), options->fps,
-              pool->capacity(), std::string(to_string(pool->memory())).c_str(), peer);
-  std::signal(SIGINT, on_signal);
-  std::signal(SIGTERM, on_signal);
+              pool->capacity(), std::string(to_string(pool->memory())).c_str(), peer->pid());
+  std::fflush(stdout);
   Stats stats;
-  std::thread collector(collect, results[0], std::ref(stats));
-
-  const int64_t start = now_ns();
-  const auto period = std::chrono::nanoseconds(static_cast<int64_t>(1e9 / options->fps));
-  auto next_frame = std::chrono::steady_clock::now();
-  uint64_t frames = 0, bytes_shared = 0, bytes_copied = 0, local_errors = 0, second = 1;
-  uint64_t frames_at_second = 0;
-  int status = 0;
-  while (!g_stop) {
-    if (options->frames && frames >= *options->frames) break;
-    if (options->seconds && static_cast<double>(now_ns() - start) / 1e9 >= *options->seconds) break;
-    std::this_thread::sleep_until(next_frame);
-    next_frame += period;
-    auto image = pool->acquire(std::chrono::seconds(2));
-    if (!image) {
-      status = fail("camera", image.error());
-      break;
-    }
-    if (auto drawn = draw(*image, frames); !drawn) {
-      status = fail("camera", drawn.error());
-      break;
-    }
-    auto expected_sum = checksum(*image);
-    if (!expected_sum) {
-      status = fail("camera", expected_sum.error());
-      break;
-    }
-    const uint64_t expected = *expected_sum;
-    auto payload = MemoryDomain::from_tensor(*image);
-    if (!payload) {
-      status = fail("frame", payload.error());
-      break;
-    }
-    Frame frame{std::move(*payload), {now_ns(), std::nullopt, static_cast<int64_t>(1e9 / options->fps)}, frames, {}};
-    if (recorder) {
-      if (auto written = recorder->write(*image, *frame.timing.pts - start); !written) {
-        status = fail("recording", written.error());
-        break;
-      }
-    }
-    auto branches = tee->push(std::move(frame));
-    if (!branches) {
-      status = fail("tee", branches.error());
-      break;
-    }
-    // Branch (a): read in this process. The bytes it reads must be the camera's own.
-    auto local = (*branches)[0].payload.to_tensor();
-    if (!local || checksum(*local).value_or(0) != expected) ++local_errors;
-    if (local && !same_storage(*local, *image)) bytes_copied += static_cast<uint64_t>(image->nbytes());
-    // Branch (b): the second process. The frame is held until the peer says it is done.
-    {
-      std::lock_guard lock(stats.mutex);
-      stats.in_flight.emplace((*branches)[1].sequence, std::make_pair(expected, (*branches)[1]));
-    }
-    if (auto sent = channel->first.send((*branches)[1]); !sent) {
-      status = fail("channel", sent.error());
-      break;
-    }
-    bytes_shared += 2 * static_cast<uint64_t>(image->layout().nbytes());
-    ++frames;
-    if (now_ns() - start >= static_cast<int64_t>(second) * 1'000'000'000) {
-      std::lock_guard lock(stats.mutex);
-      std::printf("t=%llus frames=%llu bytes_shared=%llu bytes_copied=%llu p50_latency_us=%lld in_flight=%zu\n",
-                  static_cast<unsigned long long>(second), static_cast<unsigned long long>(frames - frames_at_second),
-                  static_cast<unsigned long long>(bytes_shared), static_cast<unsigned long long>(bytes_copied),
-                  static_cast<long long>(percentile(stats.latencies_us, 0.5)), stats.in_flight.size());
-      std::fflush(stdout);
-      frames_at_second = frames;
-      ++second;
-    }
-  }
+  std::thread collector(collect, results_read.get(), std::ref(stats));
+  Camera camera{*options, *pool, *tee, channel->first, recorder, *peer, stats};
+  Stop stop = run_camera(camera);
+  if (stop == Stop::Interrupted) std::fprintf(stderr, "memhal demo: interrupted; the camera stopped\n");
   { auto done = std::move(channel->first); }  // the peer sees the end of the stream
-  int peer_status = 0;
-  ::waitpid(peer, &peer_status, 0);
-  collector.join();
-  ::close(results[0]);
+  stop = finish_peer(*peer, stats, stop);
+  collector.join();  // the peer has ended: its end of the pipe is closed
+
   std::lock_guard lock(stats.mutex);
-  const uint64_t lost = stats.in_flight.size();
-  const uint64_t errors = local_errors + stats.checksum_errors + lost;
+  const uint64_t lost = stats.in_flight.size();  // sent, never acknowledged: lost to the peer
+  const uint64_t errors = camera.local_errors + stats.checksum_errors;
   std::printf(
       "summary: frames=%llu bytes_shared=%llu bytes_copied=%llu p50_latency_us=%lld p99_latency_us=%lld "
-      "checksum_errors=%llu\n",
-      static_cast<unsigned long long>(frames), static_cast<unsigned long long>(bytes_shared),
-      static_cast<unsigned long long>(bytes_copied), static_cast<long long>(percentile(stats.latencies_us, 0.5)),
-      static_cast<long long>(percentile(stats.latencies_us, 0.99)), static_cast<unsigned long long>(errors));
-  if (!WIFEXITED(peer_status) || WEXITSTATUS(peer_status) != 0) {
-    std::fprintf(stderr, "memhal demo: the second process failed\n");
+      "checksum_errors=%llu lost_frames=%llu\n",
+      static_cast<unsigned long long>(camera.frames), static_cast<unsigned long long>(camera.bytes_shared),
+      static_cast<unsigned long long>(camera.bytes_copied), static_cast<long long>(percentile(stats.latencies_us, 0.5)),
+      static_cast<long long>(percentile(stats.latencies_us, 0.99)), static_cast<unsigned long long>(errors),
+      static_cast<unsigned long long>(lost));
+  std::fflush(stdout);
+  stats.in_flight.clear();                                            // back to the pool before it goes
+  if (stop == Stop::PeerGone || stop == Stop::PeerStalled) return 1;  // said so when found
+  if (!peer->succeeded()) {
+    std::fprintf(stderr, "memhal demo: the second process (pid %d) %s\n", peer->pid(), peer->how().c_str());
     return 1;
   }
-  return status != 0 ? status : (errors ? 1 : 0);
+  return stop == Stop::Failed || errors != 0 || lost != 0 ? 1 : 0;
 }
 
 }  // namespace memhal::cli
