@@ -1,4 +1,5 @@
 // The memhal command: one binary, one subcommand per capability.
+#include <exception>
 #include <iostream>
 #include <span>
 #include <string_view>
@@ -47,10 +48,17 @@ int main(int argc, char** argv) {
     std::cerr << "memhal: help takes one command\n" << kUsage;
     return 2;
   }
-  if (command == "info") return memhal::cli::run_info(rest);
-  if (command == "demo") return memhal::cli::run_demo(rest);
-  if (command == "inspect") return memhal::cli::run_inspect(rest);
-  if (command == "convert") return memhal::cli::run_convert(rest);
+  // The commands report their failures themselves; this is the last resort for an exception
+  // one did not expect (bad_alloc in a container), which would otherwise abort.
+  try {
+    if (command == "info") return memhal::cli::run_info(rest);
+    if (command == "demo") return memhal::cli::run_demo(rest);
+    if (command == "inspect") return memhal::cli::run_inspect(rest);
+    if (command == "convert") return memhal::cli::run_convert(rest);
+  } catch (const std::exception& e) {
+    std::cerr << "memhal " << command << ": unexpected error: " << e.what() << "\n";
+    return 1;
+  }
   std::cerr << "memhal: unknown command '" << command << "'\n" << kUsage;
   return 2;
 }

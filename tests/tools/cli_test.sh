@@ -52,6 +52,14 @@ rm -f /tmp/memhal_cli_err.$$
 check "unknown command exits 2" test $? -eq 2
 "$memhal" >/dev/null 2>&1
 check "no command exits 2" test $? -eq 2
+for command in info demo inspect convert; do
+  "$memhal" help $command 2>&1 | grep -q "^usage: memhal $command"
+  check "memhal help $command prints $command's usage" test $? -eq 0
+done
+"$memhal" help frobnicate >/dev/null 2>&1
+check "help for an unknown command exits 2" test $? -eq 2
+"$memhal" info --json=yes >/dev/null 2>&1
+check "a value given to a flag exits 2" test $? -eq 2
 
 echo "cli: $failures failed"
 exit $((failures > 0))
