@@ -170,8 +170,8 @@ Result<std::optional<Record>> Replayer::next() {
     return damaged("it claims ", descriptor_length, " + ", payload_length, " bytes; the file has ", left, " left");
   }
   std::vector<std::byte> encoded(descriptor_length);
-  MEMHAL_TRY(detail::checked_resize(record.payload, static_cast<std::size_t>(payload_length), "record ", index_,
-                                    " of ", path_, " (", payload_length, " payload bytes)"));
+  MEMHAL_TRY(detail::checked_resize(record.payload, static_cast<std::size_t>(payload_length), "record ", index_, " of ",
+                                    path_, " (", payload_length, " payload bytes)"));
   std::array<std::byte, 4> trailer{};
   const int64_t body = start + kRecordHeaderLength;
   MEMHAL_ASSIGN_OR_RETURN(bool got_descriptor, read_exact(fd_.get(), body, encoded, path_));

@@ -215,32 +215,17 @@ TEST(DmaBuf, AReadOnlyImportRefusesWriteMaps) {
   EXPECT_ERROR(ErrorCode::PermissionDenied, tensor.map(CpuAccess::Write));
 }
 
-// Whether writing one byte at `address` faults, tried in a child process.
-bool write_faults(std::byte* address) {
-  const pid_t child = ::fork();
-  if (child == 0) {
-    // The default action, not a sanitizer's handler that reports the fault and exits.
-    std::signal(SIGSEGV, SIG_DFL);
-    std::signal(SIGBUS, SIG_DFL);
-    *static_cast<volatile std::byte*>(address) = std::byte{1};
-    ::_exit(0);
-  }
-  int status = 0;
-  EXPECT_EQ(::waitpid(child, &status, 0), child);
-  return WIFSIGNALED(status) && (WTERMSIG(status) == SIGSEGV || WTERMSIG(status) == SIGBUS);
-}
-
 TEST(DmaBuf, TheMmuRefusesWritesThroughAReadMap) {
   SKIP_WITHOUT_DMABUF();
   ASSERT_OK_AND_ASSIGN(Tensor tensor, Tensor::create({4096}, DType::U8, MemoryKind::DmaBuf));
   {
     ASSERT_OK_AND_ASSIGN(TensorMap read, tensor.map(CpuAccess::Read));
-    EXPECT_TRUE(write_faults(read.data())) << "a read map of a DMA-BUF must lie in a PROT_READ mapping";
+    EXPECT_TRUE(testing::write_faults(read.data())) << "a read map of a DMA-BUF must lie in a PROT_READ mapping";
     EXPECT_ERROR(ErrorCode::PermissionDenied, read.mutable_data());
   }
   {
     ASSERT_OK_AND_ASSIGN(TensorMap write, tensor.map(CpuAccess::ReadWrite));
-    EXPECT_FALSE(write_faults(write.data()));
+    EXPECT_FALSE(testing::write_faults(write.data()));
     ASSERT_OK_AND_ASSIGN(std::byte * bytes, write.mutable_data());
     bytes[7] = std::byte{9};
   }

@@ -54,31 +54,16 @@ TEST(Shm, MapsSeeOneBufferAndOutliveTheTensor) {
   EXPECT_EQ(second.const_data()[5], std::byte{42});
 }
 
-// Whether writing one byte at `address` faults, tried in a child process.
-bool write_faults(std::byte* address) {
-  const pid_t child = ::fork();
-  if (child == 0) {
-    // The default action, not a sanitizer's handler that reports the fault and exits.
-    std::signal(SIGSEGV, SIG_DFL);
-    std::signal(SIGBUS, SIG_DFL);
-    *static_cast<volatile std::byte*>(address) = std::byte{1};
-    ::_exit(0);
-  }
-  int status = 0;
-  EXPECT_EQ(::waitpid(child, &status, 0), child);
-  return WIFSIGNALED(status) && (WTERMSIG(status) == SIGSEGV || WTERMSIG(status) == SIGBUS);
-}
-
 TEST(Shm, TheMmuRefusesWritesThroughAReadMap) {
   ASSERT_OK_AND_ASSIGN(Tensor tensor, Tensor::create({4096}, DType::U8, MemoryKind::Shm));
   {
     ASSERT_OK_AND_ASSIGN(TensorMap read, tensor.map(CpuAccess::Read));
-    EXPECT_TRUE(write_faults(read.data())) << "a read map of shm must lie in a PROT_READ mapping";
+    EXPECT_TRUE(testing::write_faults(read.data())) << "a read map of shm must lie in a PROT_READ mapping";
     EXPECT_ERROR(ErrorCode::PermissionDenied, read.mutable_data());
     EXPECT_ERROR(ErrorCode::PermissionDenied, read.span<uint8_t>());
   }
   ASSERT_OK_AND_ASSIGN(TensorMap write, tensor.map(CpuAccess::ReadWrite));
-  EXPECT_FALSE(write_faults(write.data()));
+  EXPECT_FALSE(testing::write_faults(write.data()));
   ASSERT_OK_AND_ASSIGN(std::byte * bytes, write.mutable_data());
   bytes[7] = std::byte{9};
   ASSERT_OK_AND_ASSIGN(TensorMap read, tensor.map(CpuAccess::Read));
@@ -91,7 +76,7 @@ TEST(Shm, AReadMapOfAReadOnlyImportFaultsOnWriteToo) {
   ASSERT_OK_AND_ASSIGN(Layout layout, Layout::contiguous({4096}, DType::U8));
   ASSERT_OK_AND_ASSIGN(Tensor tensor, Tensor::from_fd(fd.get(), layout));
   ASSERT_OK_AND_ASSIGN(TensorMap read, tensor.map(CpuAccess::Read));
-  EXPECT_TRUE(write_faults(read.data()));
+  EXPECT_TRUE(testing::write_faults(read.data()));
 }
 
 TEST(Shm, CloneFdIsANewFdOnTheSameBytes) {

@@ -2,6 +2,11 @@
 #pragma once
 
 #include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <cstddef>
 
 #include <memhal/error.hpp>
 #include <string>
@@ -10,6 +15,21 @@ namespace memhal::testing {
 
 inline std::string describe(const Error& error) {
   return error.to_string();
+}
+
+/// Whether writing one byte at `address` faults (SIGSEGV or SIGBUS), tried in a child process.
+inline bool write_faults(std::byte* address) {
+  const pid_t child = ::fork();
+  if (child == 0) {
+    // The default action, not a sanitizer's handler that reports the fault and exits.
+    std::signal(SIGSEGV, SIG_DFL);
+    std::signal(SIGBUS, SIG_DFL);
+    *static_cast<volatile std::byte*>(address) = std::byte{1};
+    ::_exit(0);
+  }
+  int status = 0;
+  EXPECT_EQ(::waitpid(child, &status, 0), child);
+  return WIFSIGNALED(status) && (WTERMSIG(status) == SIGSEGV || WTERMSIG(status) == SIGBUS);
 }
 
 }  // namespace memhal::testing
