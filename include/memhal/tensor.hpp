@@ -101,6 +101,14 @@ class MEMHAL_EXPORT Tensor {
   /// when `dup` fails.
   Result<UniqueFd> clone_fd(std::size_t buffer = 0) const;
 
+  /// The identity of buffer `buffer`: process-unique and never reused while the process
+  /// runs, so a cache or registry keyed by it cannot mistake a new buffer for a freed one; 0
+  /// for a missing buffer. It names the allocation, not the tensor: views, copies, every
+  /// hand-out of one `TensorPool` slot, a frame made from the tensor (`MemoryDomain`,
+  /// `Tee`, `Frame::share`) and the tensor back from it report the same value. Two imports
+  /// of one fd are two buffers.
+  uint64_t buffer_id(std::size_t buffer = 0) const noexcept;
+
   const Layout& layout() const noexcept { return layout_; }
   std::span<const int64_t> shape() const noexcept { return layout_.shape(); }
   /// Signed byte strides.
@@ -145,9 +153,10 @@ class MEMHAL_EXPORT Tensor {
   /// mismatch. Overlapping source and destination are not supported.
   Result<void> copy_to(const Tensor& dst) const;
 
-  /// Whether `a` and `b` view one allocation (any of their buffers): views of one tensor, and a
-  /// tensor and `MemoryDomain::from_tensor(t)->to_tensor()`, do. Two separate imports of one fd
-  /// are separate allocations here.
+  /// Whether `a` and `b` view one allocation (any of their buffers, compared by `buffer_id`):
+  /// views of one tensor, two hand-outs of one pool slot, and a tensor and
+  /// `MemoryDomain::from_tensor(t)->to_tensor()` do. Two separate imports of one fd are
+  /// separate allocations here.
   friend MEMHAL_EXPORT bool same_storage(const Tensor& a, const Tensor& b) noexcept;
 
  private:

@@ -5,8 +5,14 @@
 /// write; camera and codec buffer rings avoid that by allocating once and recycling, and so
 /// does a pool. `create` allocates every tensor up front and writes each page once; `acquire`
 /// hands one out; it comes back by itself when the last reference to it — the tensor, its
-/// copies, its views and any `TensorMap` — is dropped. A pool destroyed while tensors are out
-/// keeps their memory alive until they are dropped, then frees it (nothing is freed twice).
+/// copies, its views, any `TensorMap`, and any frame made from it (`MemoryDomain::from_tensor`,
+/// its `Tee` branches and shares, and the tensors back from them) — is dropped, and never
+/// before. A pool destroyed while tensors are out keeps their memory alive until they are
+/// dropped, then frees it (nothing is freed twice).
+///
+/// Each slot is one buffer identity: every hand-out of a slot reports the same
+/// `Tensor::buffer_id` and `same_storage` holds between them, so a per-buffer cache (the GL
+/// backend's DMA-BUF imports) pays once per slot, not once per frame.
 ///
 /// A recycled tensor holds whatever its last user wrote (only the first hand-out is zeroed).
 /// Thread-safe: `acquire`, `try_acquire` and the returns may run on any threads at once.

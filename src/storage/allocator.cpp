@@ -3,6 +3,7 @@
 #include <dlfcn.h>
 
 #include <array>
+#include <atomic>
 #include <cstdlib>
 #include <mutex>
 #include <string_view>
@@ -14,6 +15,12 @@
 
 namespace memhal {
 namespace detail {
+
+uint64_t next_storage_id() noexcept {
+  static std::atomic<uint64_t> last{0};
+  return last.fetch_add(1, std::memory_order_relaxed) + 1;
+}
+
 namespace {
 
 using AllocateFn = Result<std::shared_ptr<Storage>> (*)(std::size_t);

@@ -2,15 +2,25 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <memhal/error.hpp>
 #include <memhal/vocabulary.hpp>
+#include <memory>
 #include <string>
 
 namespace memhal::detail {
 
+/// The next buffer identity: process-unique, from 1, never reused.
+uint64_t next_storage_id() noexcept;
+
 /// One allocation (or import) of bytes. Thread-safe: CPU access is bracketed by
 /// begin_access/end_access, which backends that need cache maintenance implement.
-class Storage {
+///
+/// Every storage is owned by `std::shared_ptr`, so `weak_from_this()` tells whether the
+/// allocation still exists. A tensor may hold a storage through an aliasing pointer (a pool
+/// slot's lease, a frame's keep-alive): never turn a storage back into an owning pointer
+/// with `shared_from_this()` to keep it in use, as that would not hold what the alias holds.
+class Storage : public std::enable_shared_from_this<Storage> {
  public:
   virtual ~Storage() = default;
   Storage(const Storage&) = delete;
@@ -29,15 +39,19 @@ class Storage {
   /// one (to refuse writes, or to hold a keep-alive) that one's origin. `same_storage`
   /// compares origins.
   virtual const Storage& origin() const noexcept { return *this; }
+  /// The buffer identity of `origin()`: process-unique and never reused, so a cache keyed by
+  /// it cannot mistake a new buffer for a freed one.
+  uint64_t id() const noexcept { return origin().id_; }
 
   /// Why auto-selection skipped other kinds to land here; empty when nothing was skipped.
   const std::string& notes() const noexcept { return notes_; }
   void set_notes(std::string notes) { notes_ = std::move(notes); }
 
  protected:
-  Storage() = default;
+  Storage() noexcept : id_(next_storage_id()) {}
 
  private:
+  const uint64_t id_;
   std::string notes_;
 };
 

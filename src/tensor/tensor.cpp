@@ -78,6 +78,10 @@ MemoryKind Tensor::memory() const noexcept {
   return buffers_[0]->kind();
 }
 
+uint64_t Tensor::buffer_id(std::size_t buffer) const noexcept {
+  return buffer < buffers_.size() && buffers_[buffer] ? buffers_[buffer]->id() : 0;
+}
+
 const std::string& Tensor::allocation_notes() const noexcept {
   return buffers_[0]->notes();
 }
@@ -155,7 +159,7 @@ Result<void> Tensor::copy_to(const Tensor& dst) const {
 bool same_storage(const Tensor& a, const Tensor& b) noexcept {
   for (const auto& x : a.buffers_) {
     for (const auto& y : b.buffers_) {
-      if (x && y && &x->origin() == &y->origin()) return true;
+      if (x && y && x->id() == y->id()) return true;
     }
   }
   return false;

@@ -34,32 +34,16 @@ struct PoolState {
 
 namespace {
 
-// One hand-out of a slot. Every buffer of the handed-out tensor shares it, so the slot goes
-// back whole when the last of them is dropped — to the pool if it still exists, else freed.
+// One hand-out of a slot. The handed-out tensor holds each slot storage through an aliasing
+// pointer whose owner is the lease: the pointer (and so the buffer's identity) is the slot's
+// own storage on every hand-out, and the slot goes back whole when the last tensor, view, map
+// or frame over any of its buffers is dropped — to the pool if it still exists, else freed.
 struct Lease {
   Slot slot;
   std::weak_ptr<PoolState> pool;
   ~Lease() {
     if (auto state = pool.lock()) state->give_back(std::move(slot));
   }
-};
-
-// What a pooled tensor holds instead of the pool's own storage: forwards to it, and its
-// destruction (with the last view or map) is what returns the slot.
-class PooledStorage final : public Storage {
- public:
-  PooledStorage(std::shared_ptr<Lease> lease, Storage& inner) : lease_(std::move(lease)), inner_(inner) {
-    set_notes(inner.notes());
-  }
-  MemoryKind kind() const noexcept override { return inner_.kind(); }
-  std::size_t size() const noexcept override { return inner_.size(); }
-  Result<std::byte*> begin_access(CpuAccess access) override { return inner_.begin_access(access); }
-  void end_access(CpuAccess access) noexcept override { inner_.end_access(access); }
-  int fd() const noexcept override { return inner_.fd(); }
-
- private:
-  std::shared_ptr<Lease> lease_;
-  Storage& inner_;
 };
 
 // Writes one byte per page so the first frame does not pay the page faults.
@@ -135,7 +119,7 @@ Result<Tensor> TensorPool::acquire(std::chrono::nanoseconds timeout) {
   lease->pool = state_;
   detail::TensorAccess::Buffers buffers{};
   for (std::size_t i = 0; i < buffers.size(); ++i) {
-    if (lease->slot[i]) buffers[i] = std::make_shared<detail::PooledStorage>(lease, *lease->slot[i]);
+    if (lease->slot[i]) buffers[i] = std::shared_ptr<detail::Storage>(lease, lease->slot[i].get());
   }
   return detail::TensorAccess::make(state_->layout, std::move(buffers));
 }

@@ -1,10 +1,14 @@
 // TensorPool: pre-faulted tensors handed out and returned when their last reference drops.
 #include <atomic>
+#include <deque>
 #include <memhal/memory.hpp>
 #include <memhal/tensor_pool.hpp>
+#include <optional>
 #include <thread>
 #include <vector>
 
+#include "storage/buffer_cache.hpp"
+#include "tensor/tensor_access.hpp"
 #include "test_support.hpp"
 
 namespace memhal {
@@ -179,6 +183,72 @@ TEST(TensorPool, AutoSelectionFollowsTheImageChain) {
   ASSERT_OK_AND_ASSIGN(TensorPool pool, TensorPool::create(rgba(8, 8), 1));
   EXPECT_EQ(pool.memory(),
             is_available(MemoryKind::DmaBuf) && !force_mem_requested() ? MemoryKind::DmaBuf : MemoryKind::Mem);
+}
+
+TEST(TensorPool, ASlotIsOneBufferIdentityAcrossAcquires) {
+  ASSERT_OK_AND_ASSIGN(TensorPool pool, TensorPool::create(rgba(16, 8), 2, MemoryKind::Mem));
+  uint64_t first_id = 0;
+  std::optional<Tensor> first;
+  {
+    ASSERT_OK_AND_ASSIGN(const Tensor a, pool.try_acquire());
+    ASSERT_OK_AND_ASSIGN(const Tensor b, pool.try_acquire());
+    EXPECT_NE(a.buffer_id(), 0u);
+    EXPECT_NE(a.buffer_id(), b.buffer_id());
+    EXPECT_EQ(a.buffer_id(1), 0u) << "no second buffer";
+    EXPECT_EQ(a.buffer_id(99), 0u);
+    ASSERT_OK_AND_ASSIGN(const Tensor view, a.crop(1, 1, 4, 4));
+    EXPECT_EQ(view.buffer_id(), a.buffer_id());
+    first_id = a.buffer_id();
+  }
+  // Both are back; a slot handed out again is the same buffer, with the same identity.
+  std::vector<Tensor> again;
+  for (int i = 0; i < 2; ++i) again.push_back(pool.try_acquire().value());
+  const bool seen = again[0].buffer_id() == first_id || again[1].buffer_id() == first_id;
+  EXPECT_TRUE(seen) << "slot " << first_id << " came back as " << again[0].buffer_id() << " and "
+                    << again[1].buffer_id();
+  // The storage object itself is the slot's (not a wrapper made per acquire).
+  const Tensor& same = again[0].buffer_id() == first_id ? again[0] : again[1];
+  EXPECT_EQ(detail::TensorAccess::buffers(same)[0]->id(), first_id);
+  ASSERT_OK_AND_ASSIGN(const Tensor fresh, Tensor::image(16, 8, PixelFormat::Rgba, MemoryKind::Mem));
+  EXPECT_NE(fresh.buffer_id(), again[0].buffer_id());
+  EXPECT_NE(fresh.buffer_id(), again[1].buffer_id());
+}
+
+TEST(TensorPool, APerBufferCacheHitsFromTheSecondHandOutOfEachSlot) {
+  // What the GL backend's DMA-BUF import cache does, without EGL: one entry per buffer,
+  // kept while the buffer lives. A pool that wrapped its slots anew on each acquire would
+  // give a new key (and a liveness that ends with the frame) every time: 100 imports.
+  ASSERT_OK_AND_ASSIGN(TensorPool pool, TensorPool::create(rgba(16, 8), 4, MemoryKind::Mem));
+  detail::BufferCache<int> cache;
+  int imports = 0, released = 0;
+  const auto release = [&](int&) { ++released; };
+  std::deque<Tensor> in_flight;  // three frames downstream at any time: the ring cycles
+  for (int frame = 0; frame < 100; ++frame) {
+    ASSERT_OK_AND_ASSIGN(Tensor tensor, pool.try_acquire());
+    cache.collect(release);
+    const detail::Storage& storage = *detail::TensorAccess::buffers(tensor)[0];
+    if (cache.find(storage, [](int) { return true; }) == nullptr) cache.insert(storage, ++imports);
+    in_flight.push_back(std::move(tensor));
+    if (in_flight.size() > 3) in_flight.pop_front();
+  }
+  EXPECT_EQ(imports, 4);
+  EXPECT_EQ(cache.size(), 4u);
+  EXPECT_EQ(released, 0);
+  // An entry lives as long as the buffer, even past its pool while a tensor holds it.
+  pool = TensorPool::create(rgba(16, 8), 1, MemoryKind::Mem).value();
+  cache.collect(release);
+  EXPECT_EQ(released, 1) << "the one slot not out was freed with its pool";
+  for (const Tensor& kept : in_flight) {
+    EXPECT_NE(cache.find(*detail::TensorAccess::buffers(kept)[0], [](int) { return true; }), nullptr);
+  }
+  in_flight.clear();
+  cache.collect(release);
+  EXPECT_EQ(released, 4);
+  EXPECT_EQ(cache.size(), 0u);
+  // Ids are never reused: the new pool's buffer never hits an old entry.
+  ASSERT_OK_AND_ASSIGN(const Tensor next, pool.try_acquire());
+  cache.insert(*detail::TensorAccess::buffers(next)[0], 0);
+  for (const auto& entry : cache.entries()) EXPECT_EQ(entry.buffer, next.buffer_id());
 }
 
 }  // namespace

@@ -63,7 +63,7 @@ Result<std::unique_ptr<DmaBufImporter>> DmaBufImporter::create(GlContext& contex
 }
 
 DmaBufImporter::~DmaBufImporter() {
-  for (Entry& entry : entries_) release(entry);
+  for (auto& entry : cache_.entries()) release(entry.value);
   glDeleteProgram(program_);
   glDeleteVertexArrays(1, &vao_);
 }
@@ -76,18 +76,8 @@ void DmaBufImporter::release(Entry& entry) {
   entry = Entry{};
 }
 
-void DmaBufImporter::collect() {
-  // A freed buffer's fd number (and address) may come back for another buffer: drop the entry
-  // before that can alias.
-  auto gone = [](const Entry& e) { return e.storage.expired(); };
-  for (Entry& entry : entries_) {
-    if (gone(entry)) release(entry);
-  }
-  entries_.erase(std::remove_if(entries_.begin(), entries_.end(), gone), entries_.end());
-}
-
 Result<GLuint> DmaBufImporter::texture(const DmaBufPlane& plane) {
-  collect();
+  cache_.collect([this](Entry& entry) { release(entry); });
   if (plane.storage->fd() < 0) {
     return fail(ErrorCode::InvalidArgument, "DMA-BUF import of a ", to_string(plane.storage->kind()),
                 " buffer, which has no fd");
@@ -97,24 +87,25 @@ Result<GLuint> DmaBufImporter::texture(const DmaBufPlane& plane) {
     return fail(ErrorCode::InvalidArgument, "DMA-BUF plane ", plane.row_bytes, "x", plane.rows, " at offset ",
                 plane.offset, " pitch ", plane.pitch, " cannot be described to EGL");
   }
-  for (const Entry& entry : entries_) {
-    if (entry.key == plane.storage.get() && entry.offset == plane.offset && entry.pitch == plane.pitch &&
-        entry.row_bytes == plane.row_bytes && entry.rows == plane.rows) {
-      MEMHAL_TRY(copy_bytes(entry));
-      return entry.bytes;
-    }
+  const Entry* hit = cache_.find(*plane.storage, [&](const Entry& e) {
+    return e.offset == plane.offset && e.pitch == plane.pitch && e.row_bytes == plane.row_bytes && e.rows == plane.rows;
+  });
+  if (hit != nullptr) {
+    MEMHAL_TRY(copy_bytes(*hit));
+    return hit->bytes;
   }
   MEMHAL_ASSIGN_OR_RETURN(Entry entry, import(plane));
   // The same plane of the buffer at another geometry: the old import no longer describes it.
   // Beyond one entry per plane, the oldest of this buffer is stale too.
+  auto& entries = cache_.entries();
   std::size_t of_buffer = 0;
-  for (auto it = entries_.rbegin(); it != entries_.rend(); ++it) {
-    if (it->key != plane.storage.get()) continue;
-    if (it->offset == plane.offset || ++of_buffer >= kEntriesPerBuffer) release(*it);
+  for (auto it = entries.rbegin(); it != entries.rend(); ++it) {
+    if (it->buffer != plane.storage->id()) continue;
+    if (it->value.offset == plane.offset || ++of_buffer >= kEntriesPerBuffer) release(it->value);
   }
-  entries_.erase(std::remove_if(entries_.begin(), entries_.end(), [](const Entry& e) { return e.texture == 0; }),
-                 entries_.end());
-  entries_.push_back(entry);
+  entries.erase(std::remove_if(entries.begin(), entries.end(), [](const auto& e) { return e.value.texture == 0; }),
+                entries.end());
+  cache_.insert(*plane.storage, entry);
   ++imports_;
   MEMHAL_TRY(copy_bytes(entry));
   return entry.bytes;
@@ -172,8 +163,6 @@ Result<DmaBufImporter::Entry> DmaBufImporter::import(const DmaBufPlane& plane) {
     return fail(ErrorCode::Unavailable, "binding an imported DMA-BUF plane to GL failed: ", gl_error_name(error),
                 status != GL_FRAMEBUFFER_COMPLETE ? " (byte framebuffer incomplete)" : "");
   }
-  entry.storage = plane.storage;
-  entry.key = plane.storage.get();
   entry.offset = plane.offset;
   entry.pitch = plane.pitch;
   entry.row_bytes = plane.row_bytes;

@@ -8,9 +8,10 @@
 // integer byte textures, so each call copies the plane on the GPU into an R8UI texture kept
 // with the import (one small draw, no CPU access to the frame).
 //
-// Imports are cached per buffer: a camera's ring of N buffers is imported N times, not once a
-// frame. An entry is dropped when its buffer is freed, and replaced when the same buffer is
-// seen with another plane geometry.
+// Imports are cached per buffer identity (Storage::id): a camera's or pool's ring of N buffers
+// is imported N times, not once a frame. An entry is dropped when its buffer is freed (not when
+// a frame of it is returned to its pool), and replaced when the same buffer is seen with
+// another plane geometry.
 #pragma once
 
 #include <EGL/egl.h>
@@ -26,10 +27,7 @@
 #include <vector>
 
 #include "image/gl/gl_context.hpp"
-
-namespace memhal::detail {
-class Storage;
-}
+#include "storage/buffer_cache.hpp"
 
 namespace memhal::detail::gl {
 
@@ -61,12 +59,10 @@ class DmaBufImporter {
   /// EGL images created since the importer was made (a cache hit creates none).
   uint64_t imports() const noexcept { return imports_; }
   /// Entries cached now.
-  std::size_t cached() const noexcept { return entries_.size(); }
+  std::size_t cached() const noexcept { return cache_.size(); }
 
  private:
   struct Entry {
-    std::weak_ptr<Storage> storage;
-    const Storage* key = nullptr;
     int64_t offset = 0, pitch = 0, row_bytes = 0, rows = 0;
     EGLImageKHR image = EGL_NO_IMAGE_KHR;
     GLuint texture = 0;      // R8 over the EGLImage
@@ -82,7 +78,6 @@ class DmaBufImporter {
         destroy_image_(destroy_image),
         target_texture_(target_texture) {}
   void release(Entry& entry);
-  void collect();
   Result<Entry> import(const DmaBufPlane& plane);
   Result<void> copy_bytes(const Entry& entry);
 
@@ -91,7 +86,7 @@ class DmaBufImporter {
   PFNEGLCREATEIMAGEKHRPROC create_image_;
   PFNEGLDESTROYIMAGEKHRPROC destroy_image_;
   PFNGLEGLIMAGETARGETTEXTURE2DOESPROC target_texture_;
-  std::vector<Entry> entries_;
+  BufferCache<Entry> cache_;
   uint64_t imports_ = 0;
   GLuint program_ = 0;  // the unorm -> integer copy
   GLuint vao_ = 0;
