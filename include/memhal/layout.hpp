@@ -71,10 +71,13 @@ class MEMHAL_EXPORT Layout {
   static Result<Layout> image(int64_t width, int64_t height, PixelFormat format, DType dtype = DType::U8,
                               int64_t row_align = kDefaultRowAlign);
 
-  /// A multi-plane image over caller-described planes (for imports: V4L2, GPU, other
+  /// An image over caller-described planes (for imports: V4L2, GPU, foreign pointers, other
   /// processes). `planes` gives buffer, offset and pitch for each plane of `format`;
-  /// width, height and row bytes are derived. `InvalidArgument` for a plane count that does
-  /// not match the format, a pitch shorter than a row, or a negative offset.
+  /// width, height and row bytes are derived. Any format: interleaved ones take one plane and
+  /// give the `{h, w, c}` strided layout, planar RGB(A) takes its planes in buffer 0 with one
+  /// pitch and evenly spaced offsets and gives `{c, h, w}`. `InvalidArgument` for a plane count
+  /// that does not match the format, a pitch shorter than a row, a negative offset, or planar
+  /// RGB planes that no strided layout describes.
   static Result<Layout> image_planes(int64_t width, int64_t height, PixelFormat format,
                                      std::span<const PlaneLayout> planes, DType dtype = DType::U8);
 

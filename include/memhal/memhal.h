@@ -214,6 +214,31 @@ MEMHAL_C_API int memhal_tensor_from_fd(int fd, const int64_t* shape, const int64
 MEMHAL_C_API int memhal_tensor_from_planes(const int* fds, size_t fd_count, int64_t width, int64_t height,
                                            uint32_t pixel_format, const memhal_plane_t* planes, size_t plane_count,
                                            int32_t memory, memhal_tensor_t** out);
+/** Called once to let go of memory handed to memhal_tensor_wrap or memhal_tensor_wrap_image. */
+typedef void (*memhal_release_fn)(void* user_data);
+/** A MEMHAL_MEMORY_KIND_MEM tensor over the caller's host memory, used in place (no copy):
+ *  `data` is byte 0 of the memory, and `offset` and the byte `strides` (signed) of a `rank`-D
+ *  `dtype` tensor count from it. The caller promises the memory holds every byte the layout
+ *  reaches and stays valid until `release(user_data)` is called: exactly once, on whichever
+ *  thread drops the last tensor, view, map or frame over the memory. `release` may be NULL
+ *  (memory the caller outlives). Ownership passes in every case: when this function fails
+ *  (any error, NULL `out` included) it calls `release(user_data)` before it returns.
+ *  `access` MEMHAL_CPU_ACCESS_READ makes the tensor read-only (write maps fail with
+ *  MEMHAL_ERROR_PERMISSION_DENIED); WRITE or READ_WRITE lets memhal write through `data`.
+ *  MEMHAL_ERROR_INVALID_ARGUMENT for a NULL `data` under a non-empty layout, a layout that
+ *  reaches before `data` or past the end of the address space, or a bad code. */
+MEMHAL_C_API int memhal_tensor_wrap(const void* data, const int64_t* shape, const int64_t* strides, size_t rank,
+                                    int64_t offset, uint32_t dtype, uint32_t access, memhal_release_fn release,
+                                    void* user_data, memhal_tensor_t** out);
+/** As memhal_tensor_wrap, for a u8 image of `pixel_format`: `planes` (plane_count of them, one
+ *  per plane of the format, each with buffer 0) give each plane's offset from `data` and its
+ *  pitch, as from GStreamer's GstVideoInfo, FFmpeg's AVFrame data/linesize or V4L2. `planes`
+ *  NULL with `plane_count` 0 means packed planes: pitch = row bytes, each plane right after
+ *  the last. A plane count that does not match the format, a pitch shorter than a row, or
+ *  planar RGB planes not evenly spaced with one pitch are MEMHAL_ERROR_INVALID_ARGUMENT. */
+MEMHAL_C_API int memhal_tensor_wrap_image(const void* data, int64_t width, int64_t height, uint32_t pixel_format,
+                                          const memhal_plane_t* planes, size_t plane_count, uint32_t access,
+                                          memhal_release_fn release, void* user_data, memhal_tensor_t** out);
 /** Releases the handle (the memory lives on while views, maps or frames still use it). */
 MEMHAL_C_API void memhal_tensor_free(memhal_tensor_t* tensor);
 

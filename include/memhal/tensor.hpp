@@ -15,9 +15,11 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <initializer_list>
 #include <memhal/error.hpp>
 #include <memhal/export.hpp>
+#include <memhal/keep_alive.hpp>
 #include <memhal/layout.hpp>
 #include <memhal/tensor_map.hpp>
 #include <memhal/unique_fd.hpp>
@@ -92,6 +94,26 @@ class MEMHAL_EXPORT Tensor {
                                     std::optional<MemoryKind> kind = std::nullopt) {
     return from_planes(std::span<const int>(fds.begin(), fds.size()), layout, kind);
   }
+
+  /// A Mem tensor over host memory made elsewhere (a GStreamer or FFmpeg frame, an OpenCV
+  /// `Mat`, a V4L2 mmap buffer), used in place: nothing is copied. `data` is buffer 0's byte 0,
+  /// the layout's offsets (and plane offsets) count from it; the layout may be any strided
+  /// tensor or an image in one buffer (`Layout::image`, `Layout::image_planes`). The caller
+  /// promises that `data` holds at least `layout.byte_extent().end` bytes; memhal cannot check.
+  /// The memory must stay valid until `keep_alive` (or `release`) lets go of it: memhal holds
+  /// it, and the tensor, its views and maps, frames made from it (`MemoryDomain::from_tensor`,
+  /// `Tee` branches, `Frame::share`) and tensors back from those all keep it, so it is dropped
+  /// (or `release` called, exactly once, on whichever thread drops the last reference) only
+  /// after the last of them is gone. An empty `KeepAlive` borrows memory the caller outlives.
+  /// `release` must not throw. On error nothing is kept: `keep_alive` is dropped and `release`
+  /// is called once before `wrap` returns, so ownership passes in every case.
+  /// A `const void*` `data` gives a read-only tensor: write maps are `PermissionDenied`.
+  /// Errors: `InvalidArgument` for a null `data` under a non-empty layout, a layout over several
+  /// buffers, or a layout whose bytes would wrap around the address space.
+  static Result<Tensor> wrap(void* data, const Layout& layout, KeepAlive keep_alive);
+  static Result<Tensor> wrap(void* data, const Layout& layout, std::function<void()> release);
+  static Result<Tensor> wrap(const void* data, const Layout& layout, KeepAlive keep_alive);
+  static Result<Tensor> wrap(const void* data, const Layout& layout, std::function<void()> release);
 
   /// The fd behind buffer `buffer`, borrowed: owned by the tensor's storage, valid while any
   /// tensor or map over it lives; never close it. -1 for Mem (no fd) or a missing buffer.

@@ -29,9 +29,76 @@ int view_of(const memhal_tensor_t* tensor, memhal_tensor_t** out, View&& view) {
   });
 }
 
+// The planes a C caller described, with their reserved fields checked.
+int read_planes(const memhal_plane_t* planes, size_t count, const char* function, std::vector<PlaneLayout>& out) {
+  for (size_t i = 0; i < count; ++i) {
+    MEMHAL_C_REQUIRE(planes[i].reserved == 0, std::string(function) + ": planes[" + std::to_string(i) +
+                                                  "].reserved is " + std::to_string(planes[i].reserved) +
+                                                  "; memhal_plane_t.reserved must be 0");
+    out.push_back({planes[i].buffer, planes[i].offset, planes[i].pitch, 0, 0, 0});
+  }
+  return MEMHAL_OK;
+}
+
+// Tensor::wrap for C: `owner` holds the caller's release callback, so every return before the
+// tensor takes it over (an error) calls it once.
+int wrap(const void* data, Result<Layout> layout, uint32_t access, KeepAlive owner, memhal_tensor_t** out) {
+  auto cpu = checked<CpuAccess>(access, "cpu access");
+  if (!cpu) return kInvalid;
+  MEMHAL_C_REQUIRE(*cpu != CpuAccess::None, "memhal_tensor_wrap: access none; wrapped memory is read or written");
+  if (!layout) return fail(layout.error());
+  return give_tensor(can_write(*cpu) ? Tensor::wrap(const_cast<void*>(data), *layout, std::move(owner))
+                                     : Tensor::wrap(data, *layout, std::move(owner)),
+                     out);
+}
+
+KeepAlive owner_of(memhal_release_fn release, void* user_data) {
+  // A shared_ptr that fails to allocate calls its deleter before it throws: release still runs once.
+  return release ? KeepAlive::of(std::shared_ptr<void>(user_data, release)) : KeepAlive();
+}
+
 }  // namespace
 
 extern "C" {
+
+int memhal_tensor_wrap(const void* data, const int64_t* shape, const int64_t* strides, size_t rank, int64_t offset,
+                       uint32_t dtype, uint32_t access, memhal_release_fn release, void* user_data,
+                       memhal_tensor_t** out) {
+  c_api::clear(out);
+  return guarded([&] {
+    KeepAlive owner = owner_of(release, user_data);
+    MEMHAL_C_REQUIRE(out != nullptr && ((shape != nullptr && strides != nullptr) || rank == 0),
+                     "memhal_tensor_wrap: NULL argument");
+    auto type = checked<DType>(dtype, "dtype");
+    if (!type) return kInvalid;
+    return wrap(
+        data,
+        Layout::strided(std::span<const int64_t>(shape, rank), std::span<const int64_t>(strides, rank), offset, *type),
+        access, std::move(owner), out);
+  });
+}
+
+int memhal_tensor_wrap_image(const void* data, int64_t width, int64_t height, uint32_t pixel_format,
+                             const memhal_plane_t* planes, size_t plane_count, uint32_t access,
+                             memhal_release_fn release, void* user_data, memhal_tensor_t** out) {
+  c_api::clear(out);
+  return guarded([&] {
+    KeepAlive owner = owner_of(release, user_data);
+    MEMHAL_C_REQUIRE(out != nullptr && (planes != nullptr || plane_count == 0),
+                     "memhal_tensor_wrap_image: NULL argument");
+    MEMHAL_C_REQUIRE(plane_count <= kMaxPlanes,
+                     "memhal_tensor_wrap_image: " + std::to_string(plane_count) + " planes; an image has at most 4");
+    auto format = checked<PixelFormat>(pixel_format, "pixel format");
+    if (!format) return kInvalid;
+    std::vector<PlaneLayout> described;
+    if (const int status = read_planes(planes, plane_count, "memhal_tensor_wrap_image", described)) return status;
+    // No planes: packed, as numpy, OpenCV and raw files lay them out.
+    return wrap(data,
+                described.empty() ? Layout::image(width, height, *format, DType::U8, 1)
+                                  : Layout::image_planes(width, height, *format, described),
+                access, std::move(owner), out);
+  });
+}
 
 int memhal_tensor_create(const int64_t* shape, size_t rank, uint32_t dtype, int32_t memory, const char* name,
                          memhal_tensor_t** out) {
@@ -88,12 +155,7 @@ int memhal_tensor_from_planes(const int* fds, size_t fd_count, int64_t width, in
     auto kind = c_api::memory_choice(memory, ok);
     if (!format || !ok) return kInvalid;
     std::vector<PlaneLayout> described;
-    for (size_t i = 0; i < plane_count; ++i) {
-      MEMHAL_C_REQUIRE(planes[i].reserved == 0, "memhal_tensor_from_planes: planes[" + std::to_string(i) +
-                                                    "].reserved is " + std::to_string(planes[i].reserved) +
-                                                    "; memhal_plane_t.reserved must be 0");
-      described.push_back({planes[i].buffer, planes[i].offset, planes[i].pitch, 0, 0, 0});
-    }
+    if (const int status = read_planes(planes, plane_count, "memhal_tensor_from_planes", described)) return status;
     auto layout = Layout::image_planes(width, height, *format, described);
     if (!layout) return fail(layout.error());
     return give_tensor(Tensor::from_planes(std::span<const int>(fds, fd_count), *layout, kind), out);

@@ -131,24 +131,6 @@ Result<Layout> Layout::image(int64_t width, int64_t height, PixelFormat format, 
   }
   MEMHAL_TRY(check_image_size(width, height, *info, dtype));
   const int64_t esize = static_cast<int64_t>(size_of(dtype));
-  if (info->planes == 1) {
-    const int64_t bpp = info->plane_bytes_per_pixel[0];
-    const int64_t pitch = align_up(width * bpp * esize, row_align);
-    const std::array<int64_t, 3> shape{height, width, bpp};
-    const std::array<int64_t, 3> strides{pitch, bpp * esize, esize};
-    MEMHAL_ASSIGN_OR_RETURN(Layout layout, strided(shape, strides, 0, dtype));
-    layout.format_ = format;
-    return layout;
-  }
-  if (!info->yuv) {  // planar RGB(A): a plain {c, h, w} tensor in one buffer
-    const int64_t pitch = align_up(width * esize, row_align);
-    const int64_t plane = align_up(pitch * height, row_align);
-    const std::array<int64_t, 3> shape{info->planes, height, width};
-    const std::array<int64_t, 3> strides{plane, pitch, esize};
-    MEMHAL_ASSIGN_OR_RETURN(Layout layout, strided(shape, strides, 0, dtype));
-    layout.format_ = format;
-    return layout;
-  }
   std::array<PlaneLayout, kMaxPlanes> planes{};
   int64_t end = 0;
   for (std::size_t i = 0; i < info->planes; ++i) {
@@ -168,10 +150,6 @@ Result<Layout> Layout::image_planes(int64_t width, int64_t height, PixelFormat f
   auto info = pixel_format_info(format);
   if (!info)
     return detail::fail(ErrorCode::InvalidArgument, "pixel format code ", code(format), " is not a PixelFormat");
-  if (!info->yuv || info->planes < 2) {
-    return detail::fail(ErrorCode::InvalidArgument, to_string(format),
-                        " is not a multi-plane YUV format; describe it with Layout::strided");
-  }
   if (planes.size() != info->planes) {
     return detail::fail(ErrorCode::InvalidArgument, to_string(format), " has ", int(info->planes), " planes, ",
                         planes.size(), " were given");
@@ -181,7 +159,6 @@ Result<Layout> Layout::image_planes(int64_t width, int64_t height, PixelFormat f
   Layout layout;
   layout.dtype_ = dtype;
   layout.format_ = format;
-  layout.plane_count_ = static_cast<uint8_t>(planes.size());
   for (std::size_t i = 0; i < planes.size(); ++i) {
     PlaneLayout plane = planes[i];
     const bool chroma = i > 0;
@@ -201,6 +178,30 @@ Result<Layout> Layout::image_planes(int64_t width, int64_t height, PixelFormat f
     }
     layout.planes_[i] = plane;
   }
+  if (!info->yuv || info->planes < 2) {
+    // Interleaved and planar RGB images are plain strided tensors ({h, w, c}, {c, h, w}): their
+    // planes must share one buffer and one pitch, evenly spaced.
+    const int64_t step = planes.size() > 1 ? planes[1].offset - planes[0].offset : 0;
+    for (std::size_t i = 1; i < planes.size(); ++i) {
+      if (planes[i].buffer != 0 || planes[i].pitch != planes[0].pitch ||
+          planes[i].offset != planes[0].offset + static_cast<int64_t>(i) * step) {
+        return detail::fail(
+            ErrorCode::InvalidArgument, to_string(format),
+            " is one strided tensor: its planes need buffer 0, one pitch and evenly spaced offsets; plane ", i,
+            " has buffer ", planes[i].buffer, ", offset ", planes[i].offset, ", pitch ", planes[i].pitch);
+      }
+    }
+    const int64_t bpp = info->plane_bytes_per_pixel[0];
+    const bool planar = info->planes > 1;
+    const std::array<int64_t, 3> shape =
+        planar ? std::array<int64_t, 3>{info->planes, height, width} : std::array{height, width, bpp};
+    const std::array<int64_t, 3> strides =
+        planar ? std::array{step, planes[0].pitch, esize} : std::array{planes[0].pitch, bpp * esize, esize};
+    MEMHAL_ASSIGN_OR_RETURN(Layout plain, strided(shape, strides, planes[0].offset, dtype));
+    plain.format_ = format;
+    return plain;
+  }
+  layout.plane_count_ = static_cast<uint8_t>(planes.size());
   layout.rank_ = 2;
   layout.shape_[0] = height;
   layout.shape_[1] = width;

@@ -159,6 +159,33 @@ TEST(Layout, Nv12ImageHasTwoPlanes) {
   EXPECT_ERROR(ErrorCode::InvalidArgument, Layout::image(64, 64, PixelFormat::Rgb, DType::U8, 48));
 }
 
+TEST(Layout, ImagePlanesDescribeInterleavedAndPlanarRgbAsStridedTensors) {
+  const std::array<PlaneLayout, 1> rgb_plane{PlaneLayout{0, 16, 200}};
+  ASSERT_OK_AND_ASSIGN(Layout rgb, Layout::image_planes(64, 10, PixelFormat::Rgb, rgb_plane));
+  EXPECT_EQ(vec(rgb.shape()), (std::vector<int64_t>{10, 64, 3}));
+  EXPECT_EQ(vec(rgb.strides()), (std::vector<int64_t>{200, 3, 1}));
+  EXPECT_EQ(rgb.offset(), 16);
+  EXPECT_EQ(rgb.pixel_format(), PixelFormat::Rgb);
+  EXPECT_FALSE(rgb.is_multi_plane());
+  // The planes Layout::image lays out give back the same layout, for every format.
+  for (PixelFormat format : all<PixelFormat>()) {
+    ASSERT_OK_AND_ASSIGN(Layout image, Layout::image(64, 10, format, DType::U8, 32));
+    std::array<PlaneLayout, kMaxPlanes> planes{};
+    const uint32_t count = plane_count(format);
+    for (uint32_t i = 0; i < count; ++i) {
+      planes[i] = image.is_multi_plane() ? image.planes()[i]
+                  : count == 1           ? PlaneLayout{0, 0, image.strides()[0]}
+                                         : PlaneLayout{0, i * image.strides()[0], image.strides()[1]};
+    }
+    ASSERT_OK_AND_ASSIGN(Layout described, Layout::image_planes(64, 10, format, std::span(planes.data(), count)));
+    EXPECT_EQ(described, image) << to_string(format);
+  }
+  const std::array<PlaneLayout, 3> uneven{PlaneLayout{0, 0, 64}, PlaneLayout{0, 640, 64}, PlaneLayout{0, 2000, 64}};
+  EXPECT_ERROR(ErrorCode::InvalidArgument, Layout::image_planes(64, 10, PixelFormat::PlanarRgb, uneven));
+  const std::array<PlaneLayout, 3> split{PlaneLayout{0, 0, 64}, PlaneLayout{1, 0, 64}, PlaneLayout{2, 0, 64}};
+  EXPECT_ERROR(ErrorCode::InvalidArgument, Layout::image_planes(64, 10, PixelFormat::PlanarRgb, split));
+}
+
 TEST(Layout, CropOfMultiPlaneImageMovesEveryPlane) {
   ASSERT_OK_AND_ASSIGN(Layout nv12, Layout::image(64, 32, PixelFormat::Nv12));
   ASSERT_OK_AND_ASSIGN(Layout crop, nv12.crop(8, 4, 16, 8));
