@@ -12,7 +12,7 @@
 /// there rather than read as linear pixels; `decode` alone still accepts it, so that a reader
 /// can list it.
 ///
-/// Wire format, version 1, all integers little-endian:
+/// Wire format, version 2, all integers little-endian:
 /// ```
 /// u32 magic 'MHDS'  u16 version  u16 flags  u32 total_length
 /// u32 memory_code   u8 memory_name_length  memory_name
@@ -20,9 +20,17 @@
 /// u8 rank           i64 shape[rank]  i64 strides[rank]  i64 offset
 /// u8 plane_count    { u32 buffer  i64 offset  i64 pitch }[plane_count]
 /// u8 buffer_count   u64 buffer_size[buffer_count]
-/// flags bit 0 (a frame): i64 pts  i64 dts  i64 duration (INT64_MIN: unknown)  u64 sequence
+/// flags bit 0 (a frame): frame fields (below)
 /// u16 name_length   name
+///
+/// frame fields: i64 pts  i64 dts  i64 duration (INT64_MIN: unknown)  u64 sequence  metadata
+/// metadata:     u16 count  { u8 key_length  key  u8 type  value }[count], keys strictly
+///               ascending; type 1 bool (u8 0/1), 2 int32_t, 3 uint32_t, 4 int64_t, 5 uint64_t,
+///               6 float, 7 double (IEEE bits), 8 std::string, 9 std::vector<uint8_t>
+///               (u32 length, bytes)
 /// ```
+/// Version 1 (still read) had no metadata after the sequence. `Metadata` entries of other
+/// types cannot be encoded: `encode` names the key (erase it, or store it as one of these).
 /// Thread-safe as a value type.
 #pragma once
 
@@ -44,8 +52,9 @@ class Tensor;
 
 namespace memhal::ipc {
 
-inline constexpr uint16_t kDescriptorVersion = 1;
+inline constexpr uint16_t kDescriptorVersion = 2;
 inline constexpr std::size_t kMaxDescriptorName = 1024;  ///< longest tensor name carried, bytes
+inline constexpr std::size_t kMaxMetadataEntries = 256;  ///< most metadata entries a frame carries
 
 struct MEMHAL_EXPORT Descriptor {
   uint32_t memory_code = 0;        ///< `MemoryKind` code of the original backing
@@ -60,10 +69,14 @@ struct MEMHAL_EXPORT Descriptor {
   std::vector<PlaneLayout> planes;     ///< buffer/offset/pitch of each plane (multi-plane images)
   std::vector<uint64_t> buffer_sizes;  ///< bytes of each buffer (fd) that goes with it
   /// Frame fields, present when the descriptor describes a `Frame` rather than a bare tensor.
-  struct FrameFields {
+  struct MEMHAL_EXPORT FrameFields {
     FrameTiming timing;
     uint64_t sequence = 0;
-    friend bool operator==(const FrameFields&, const FrameFields&) = default;
+    Metadata metadata;  ///< entries of the types listed above
+    /// The fields of `frame` (its metadata shared, not copied).
+    static FrameFields of(const Frame& frame) { return {frame.timing, frame.sequence, frame.metadata}; }
+    /// Equal timing, sequence and metadata (the same keys, types and values).
+    friend MEMHAL_EXPORT bool operator==(const FrameFields& a, const FrameFields& b);
   };
   std::optional<FrameFields> frame;
   std::string name;
@@ -87,11 +100,14 @@ struct MEMHAL_EXPORT Descriptor {
   Result<Layout> layout() const;
 
   /// The wire bytes. Fails only with `InvalidArgument` for more dimensions, planes or buffers
-  /// than the format carries, or a name longer than `kMaxDescriptorName`.
+  /// than the format carries, a name longer than `kMaxDescriptorName`, or metadata the format
+  /// cannot carry (a type not listed above, a key over 255 bytes, more than
+  /// `kMaxMetadataEntries` entries).
   Result<std::vector<std::byte>> encode() const;
 
-  /// Parses wire bytes. `Corrupt` for a wrong magic, a length that does not match, a field
-  /// past the end or beyond its limit; `Protocol` for a newer version than this build reads.
+  /// Parses wire bytes (version 1 or 2). `Corrupt` for a wrong magic, a length that does not
+  /// match, a field past the end or beyond its limit, metadata keys out of order or of an
+  /// unknown type; `Protocol` for a newer version than this build reads.
   static Result<Descriptor> decode(std::span<const std::byte> bytes);
 
   friend bool operator==(const Descriptor& a, const Descriptor& b);

@@ -2,15 +2,20 @@
 /// Recordings: `Recorder` writes tensors to a `.mhrec` file, `Replayer` reads them back, on
 /// any platform.
 ///
-/// File format, version 1 (integers little-endian):
+/// File format, version 2 (integers little-endian):
 /// ```
 /// header: 8 bytes "MHREC\r\n\x1a", u32 version, u32 header_length (16)
 /// record: u32 magic 'MHRR', u32 descriptor_length, u64 payload_length, i64 timestamp_ns,
 ///         u32 flags (bit 0: payload present), descriptor (see memhal/descriptor.hpp),
 ///         payload, u32 CRC-32 of everything from the record magic to the end of the payload
 /// ```
-/// Host-readable tensors (Mem, Shm, DmaBuf, ...) store their bytes densely; device memory that
-/// the CPU cannot map (Cuda) stores the descriptor alone. Every record names the original
+/// The payload is the bytes of each buffer the descriptor lists, one after another
+/// (`buffer_sizes[i]` bytes of buffer `i`). An image (a tensor with a pixel format) keeps its
+/// layout: its buffers are stored as laid out, with their planes' offsets and pitches; other
+/// host-readable tensors store their bytes densely; device memory that the CPU cannot map
+/// (Cuda) stores the descriptor alone. A frame's record carries its timing, sequence and
+/// metadata in the descriptor. Version 1 files (descriptors without metadata, one buffer) are
+/// still read. Every record names the original
 /// backing with its wire string, so a reader can say "recorded as dmabuf; materialised as mem"
 /// or "recorded as cuda without bytes: cannot materialise here", and a record whose codes are
 /// newer than this build is reported by name and code, not as corruption. A damaged or
@@ -22,6 +27,7 @@
 #include <memhal/descriptor.hpp>
 #include <memhal/error.hpp>
 #include <memhal/export.hpp>
+#include <memhal/frame.hpp>
 #include <memhal/tensor.hpp>
 #include <memhal/unique_fd.hpp>
 #include <optional>
@@ -31,13 +37,13 @@
 
 namespace memhal {
 
-inline constexpr uint32_t kRecordingVersion = 1;
+inline constexpr uint32_t kRecordingVersion = 2;
 
 /// One record read back from a recording.
 struct MEMHAL_EXPORT Record {
   uint64_t index = 0;          ///< position in the file, from 0
   int64_t timestamp_ns = 0;    ///< as given to the recorder
-  ipc::Descriptor descriptor;  ///< the tensor as it was (payload laid out densely)
+  ipc::Descriptor descriptor;  ///< the tensor as recorded; `frame` set for a frame's record
   bool has_payload = false;    ///< false for memory the recorder could not read (device memory)
   std::vector<std::byte> payload;
 
@@ -49,6 +55,10 @@ struct MEMHAL_EXPORT Record {
   /// than linear: see `Descriptor::layout`), before anything is allocated; `Corrupt` when the
   /// payload does not fit the layout.
   Result<Tensor> materialize(std::optional<MemoryKind> memory = std::nullopt) const;
+  /// As `materialize`, as the frame that was recorded: the tensor as payload
+  /// (`MemoryDomain::from_tensor`) with its timing, sequence and metadata. `InvalidArgument`
+  /// for the record of a bare tensor.
+  Result<Frame> materialize_frame(std::optional<MemoryKind> memory = std::nullopt) const;
 };
 
 class MEMHAL_EXPORT Recorder {
@@ -60,9 +70,13 @@ class MEMHAL_EXPORT Recorder {
   /// Appends `tensor`: its bytes when the CPU can map it, else its descriptor alone. Errors of
   /// the tensor's map (other than `NotHostAddressable`) and `Io` for the write.
   Result<void> write(const Tensor& tensor, int64_t timestamp_ns);
+  /// Appends `frame`: its payload as `write(Tensor)` does (`MemoryDomain::to_tensor`, so an
+  /// image keeps its layout) with its timing, sequence and metadata. The errors of `write`
+  /// and `to_tensor`; `InvalidArgument` naming the key for metadata that cannot be recorded.
+  Result<void> write(const Frame& frame, int64_t timestamp_ns);
 
   /// Appends a record made elsewhere: `descriptor` and, when given, `payload` (which must be
-  /// the dense bytes the descriptor describes; they are written as they are).
+  /// the bytes of the buffers the descriptor lists; they are written as they are).
   Result<void> append(const ipc::Descriptor& descriptor, std::optional<std::span<const std::byte>> payload,
                       int64_t timestamp_ns);
 
@@ -70,6 +84,10 @@ class MEMHAL_EXPORT Recorder {
 
  private:
   Recorder(UniqueFd fd, std::string path) : fd_(std::move(fd)), path_(std::move(path)) {}
+  Result<void> write_tensor(const Tensor& tensor, std::optional<ipc::Descriptor::FrameFields> frame,
+                            int64_t timestamp_ns);
+  Result<void> append_parts(const ipc::Descriptor& descriptor, std::span<const std::span<const std::byte>> parts,
+                            bool has_payload, int64_t timestamp_ns);
   UniqueFd fd_;
   std::string path_;
   uint64_t records_ = 0;

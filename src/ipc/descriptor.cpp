@@ -3,13 +3,14 @@
 #include <memhal/tensor.hpp>
 
 #include <array>
+#include <bit>
 #include <iomanip>
 #include <sstream>
 #include <string_view>
 #include <utility>
 
 #include "core/strings.hpp"
-#include "ipc/wire.hpp"
+#include "ipc/frame_wire.hpp"
 #include "tensor/tensor_access.hpp"
 
 namespace memhal::ipc {
@@ -75,7 +76,145 @@ Result<void> check_linear(const Descriptor& d) {
   return {};
 }
 
+// Metadata value types on the wire, in the order of the format's type codes (1, 2, ...).
+using MetadataTypes =
+    std::tuple<bool, int32_t, uint32_t, int64_t, uint64_t, float, double, std::string, std::vector<uint8_t>>;
+
+template <class T>
+void put_value(detail::WireWriter& out, const T& value) {
+  if constexpr (std::is_same_v<T, bool>) {
+    out.put(static_cast<uint8_t>(value));
+  } else if constexpr (std::is_same_v<T, float>) {
+    out.put(std::bit_cast<uint32_t>(value));
+  } else if constexpr (std::is_same_v<T, double>) {
+    out.put(std::bit_cast<uint64_t>(value));
+  } else if constexpr (std::is_integral_v<T>) {
+    out.put(value);
+  } else {
+    out.put(static_cast<uint32_t>(value.size()));
+    out.put_bytes(std::as_bytes(std::span(value.data(), value.size())));
+  }
+}
+
+template <class T>
+bool get_value(detail::WireReader& in, Metadata& metadata, std::string key) {
+  T value{};
+  if constexpr (std::is_same_v<T, bool>) {
+    uint8_t bit = 2;
+    if (!in.get(bit) || bit > 1) return false;
+    value = bit == 1;
+  } else if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+    std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t> bits = 0;
+    if (!in.get(bits)) return false;
+    value = std::bit_cast<T>(bits);
+  } else if constexpr (std::is_integral_v<T>) {
+    if (!in.get(value)) return false;
+  } else {
+    uint32_t length = 0;
+    std::span<const std::byte> bytes;
+    if (!in.get(length) || !in.get_span(length, bytes)) return false;
+    const auto* data = reinterpret_cast<const typename T::value_type*>(bytes.data());
+    value.assign(data, data + bytes.size());
+  }
+  metadata.set(std::move(key), std::move(value));
+  return true;
+}
+
+// Writes the entry under `key` when it holds one of the wire types; false when none matched.
+template <std::size_t... I>
+bool put_entry(detail::WireWriter& out, const Metadata& metadata, const std::string& key, std::index_sequence<I...>) {
+  auto one = [&]<std::size_t N>(std::integral_constant<std::size_t, N>) {
+    const auto* value = metadata.get<std::tuple_element_t<N, MetadataTypes>>(key);
+    if (value == nullptr) return false;
+    out.put(static_cast<uint8_t>(N + 1));
+    put_value(out, *value);
+    return true;
+  };
+  return (one(std::integral_constant<std::size_t, I>{}) || ...);
+}
+
+template <std::size_t... I>
+bool get_entry(detail::WireReader& in, uint8_t type, Metadata& metadata, std::string key, std::index_sequence<I...>) {
+  bool read = false;
+  ((type == I + 1 ? (read = get_value<std::tuple_element_t<I, MetadataTypes>>(in, metadata, std::move(key))) : false),
+   ...);
+  return read;
+}
+
+constexpr auto kMetadataTypes = std::make_index_sequence<std::tuple_size_v<MetadataTypes>>{};
+
 }  // namespace
+
+Result<void> put_frame_fields(detail::WireWriter& out, const Descriptor::FrameFields& fields) {
+  for (const auto& time : {fields.timing.pts, fields.timing.dts, fields.timing.duration})
+    out.put(time.value_or(kNoTime));
+  out.put(fields.sequence);
+  const std::vector<std::string> keys = fields.metadata.keys();
+  if (keys.size() > kMaxMetadataEntries) {
+    return detail::fail(ErrorCode::InvalidArgument, "frame ", fields.sequence, " has ", keys.size(),
+                        " metadata entries; at most ", kMaxMetadataEntries, " cross a process or are recorded");
+  }
+  out.put(static_cast<uint16_t>(keys.size()));
+  for (const std::string& key : keys) {
+    if (key.size() > 255) {
+      return detail::fail(ErrorCode::InvalidArgument, "frame ", fields.sequence, ": metadata key of ", key.size(),
+                          " bytes (at most 255 cross a process or are recorded)");
+    }
+    out.put(static_cast<uint8_t>(key.size()));
+    out.put_string(key);
+    if (!put_entry(out, fields.metadata, key, kMetadataTypes)) {
+      return detail::fail(ErrorCode::InvalidArgument, "frame ", fields.sequence, ": metadata '", key,
+                          "' holds a type that cannot cross a process or be recorded (bool, int32_t, uint32_t, ",
+                          "int64_t, uint64_t, float, double, std::string and std::vector<uint8_t> can); erase it or ",
+                          "store it as one of those");
+    }
+  }
+  return {};
+}
+
+Result<Descriptor::FrameFields> get_frame_fields(detail::WireReader& in, uint16_t version, std::string_view where) {
+  auto truncated = [&](const char* field) { return detail::fail(ErrorCode::Corrupt, where, " ends inside ", field); };
+  Descriptor::FrameFields fields;
+  for (auto* time : {&fields.timing.pts, &fields.timing.dts, &fields.timing.duration}) {
+    int64_t value = 0;
+    if (!in.get(value)) return truncated("the frame timing");
+    if (value != kNoTime) *time = value;
+  }
+  if (!in.get(fields.sequence)) return truncated("the frame sequence");
+  if (version < 2) return fields;
+  uint16_t count = 0;
+  if (!in.get(count)) return truncated("the metadata count");
+  if (count > kMaxMetadataEntries) {
+    return detail::fail(ErrorCode::Corrupt, where, " has ", count, " metadata entries (at most ", kMaxMetadataEntries,
+                        ")");
+  }
+  std::string previous;
+  for (uint16_t i = 0; i < count; ++i) {
+    uint8_t length = 0, type = 0;
+    std::string key;
+    if (!in.get(length) || !in.get_string(length, key) || !in.get(type)) return truncated("a metadata entry");
+    if (i > 0 && key <= previous) {
+      return detail::fail(ErrorCode::Corrupt, where, ": metadata key '", key, "' follows '", previous,
+                          "' (keys are unique and ascending)");
+    }
+    if (type == 0 || type > std::tuple_size_v<MetadataTypes>) {
+      return detail::fail(ErrorCode::Corrupt, where, ": metadata '", key, "' has type code ", int(type),
+                          ", unknown to this build");
+    }
+    previous = key;
+    if (!get_entry(in, type, fields.metadata, std::move(key), kMetadataTypes)) return truncated("a metadata value");
+  }
+  return fields;
+}
+
+bool operator==(const Descriptor::FrameFields& a, const Descriptor::FrameFields& b) {
+  if (a.timing != b.timing || a.sequence != b.sequence) return false;
+  detail::WireWriter x, y;
+  const bool encoded = put_frame_fields(x, a).has_value() && put_frame_fields(y, b).has_value();
+  return encoded && x.take() == y.take();  // keys sorted, values by type: equal bytes, equal metadata
+}
+
+namespace {}  // namespace
 
 Result<Descriptor> Descriptor::from_tensor(const Tensor& tensor) {
   const Layout& layout = tensor.layout();
@@ -167,10 +306,7 @@ Result<std::vector<std::byte>> Descriptor::encode() const {
   out.put(static_cast<uint8_t>(buffer_sizes.size()));
   for (uint64_t size : buffer_sizes) out.put(size);
   if (frame) {
-    for (const auto& time : {frame->timing.pts, frame->timing.dts, frame->timing.duration}) {
-      out.put(time.value_or(kNoTime));
-    }
-    out.put(frame->sequence);
+    MEMHAL_TRY(put_frame_fields(out, *frame));
   }
   out.put(static_cast<uint16_t>(name.size()));
   out.put_string(name);
@@ -231,14 +367,8 @@ Result<Descriptor> Descriptor::decode(std::span<const std::byte> bytes) {
     if (!in.get(size)) return truncated("the buffer sizes");
   }
   if (flags & kFlagFrame) {
-    FrameFields fields;
-    for (auto* time : {&fields.timing.pts, &fields.timing.dts, &fields.timing.duration}) {
-      int64_t value = 0;
-      if (!in.get(value)) return truncated("the frame timing");
-      if (value != kNoTime) *time = value;
-    }
-    if (!in.get(fields.sequence)) return truncated("the frame sequence");
-    out.frame = fields;
+    MEMHAL_ASSIGN_OR_RETURN(out.frame,
+                            get_frame_fields(in, version, detail::cat("descriptor of ", bytes.size(), " bytes")));
   }
   uint16_t name_length = 0;
   if (!in.get(name_length) || !in.get_string(name_length, out.name)) return truncated("the name");

@@ -76,44 +76,82 @@ Result<Recorder> Recorder::create(const std::string& path) {
 }
 
 Result<void> Recorder::write(const Tensor& tensor, int64_t timestamp_ns) {
-  MEMHAL_ASSIGN_OR_RETURN(ipc::Descriptor original, ipc::Descriptor::from_tensor(tensor));
+  return write_tensor(tensor, std::nullopt, timestamp_ns);
+}
+
+Result<void> Recorder::write(const Frame& frame, int64_t timestamp_ns) {
+  MEMHAL_ASSIGN_OR_RETURN(Tensor tensor, frame.payload.to_tensor());
+  return write_tensor(tensor, ipc::Descriptor::FrameFields::of(frame), timestamp_ns);
+}
+
+Result<void> Recorder::write_tensor(const Tensor& tensor, std::optional<ipc::Descriptor::FrameFields> frame,
+                                    int64_t timestamp_ns) {
+  MEMHAL_ASSIGN_OR_RETURN(ipc::Descriptor descriptor, ipc::Descriptor::from_tensor(tensor));
+  descriptor.frame = std::move(frame);
   auto readable = tensor.map(CpuAccess::Read);
   if (!readable) {
     if (readable.error().code() != ErrorCode::NotHostAddressable) return unexpected(std::move(readable).error());
-    return append(original, std::nullopt, timestamp_ns);
+    return append_parts(descriptor, {}, false, timestamp_ns);
   }
-  // Store the bytes densely: the record describes the dense copy, backed by the original kind.
-  Tensor dense = tensor;
-  if (!tensor.is_contiguous() || tensor.layout().offset() != 0 || tensor.layout().is_multi_plane()) {
-    MEMHAL_ASSIGN_OR_RETURN(dense, tensor.materialize(MemoryKind::Mem));
+  // An image is stored as laid out (its buffers up to where the layout reaches), so that its
+  // planes keep their offsets and pitches; any other tensor densely, as its dense copy.
+  Tensor stored = tensor;
+  if (!tensor.pixel_format() && (!tensor.is_contiguous() || tensor.layout().offset() != 0)) {
+    MEMHAL_ASSIGN_OR_RETURN(stored, tensor.materialize(MemoryKind::Mem));
+    MEMHAL_ASSIGN_OR_RETURN(ipc::Descriptor dense, ipc::Descriptor::from_tensor(stored));
+    dense.memory_code = descriptor.memory_code;
+    dense.memory_name = std::move(descriptor.memory_name);
+    dense.frame = std::move(descriptor.frame);
+    descriptor = std::move(dense);
   }
-  MEMHAL_ASSIGN_OR_RETURN(ipc::Descriptor descriptor, ipc::Descriptor::from_tensor(dense));
-  descriptor.memory_code = original.memory_code;
-  descriptor.memory_name = original.memory_name;
-  const auto bytes = static_cast<std::size_t>(dense.layout().byte_extent(0).end);
-  descriptor.buffer_sizes = {bytes};
-  MEMHAL_ASSIGN_OR_RETURN(TensorMap map, dense.map(CpuAccess::Read));
-  const std::byte* base = dense.layout().is_multi_plane() ? map.plane(0) : map.data();
-  return append(descriptor, std::span<const std::byte>(base, bytes), timestamp_ns);
+  const Layout& layout = stored.layout();
+  const auto& buffers = detail::TensorAccess::buffers(stored);
+  std::array<std::span<const std::byte>, kMaxPlanes> parts{};
+  uint32_t begun = 0;
+  Result<void> written;
+  for (; begun < layout.buffer_count(); ++begun) {
+    auto base = buffers[begun]->begin_access(CpuAccess::Read);
+    if (!base) {
+      written = unexpected(std::move(base).error());
+      break;
+    }
+    const auto bytes = static_cast<std::size_t>(layout.byte_extent(begun).end);
+    descriptor.buffer_sizes[begun] = bytes;
+    parts[begun] = std::span<const std::byte>(*base, bytes);
+  }
+  if (written) written = append_parts(descriptor, std::span(parts.data(), begun), true, timestamp_ns);
+  for (uint32_t i = 0; i < begun; ++i) buffers[i]->end_access(CpuAccess::Read);
+  return written;
 }
 
 Result<void> Recorder::append(const ipc::Descriptor& descriptor, std::optional<std::span<const std::byte>> payload,
                               int64_t timestamp_ns) {
-  MEMHAL_ASSIGN_OR_RETURN(std::vector<std::byte> encoded, descriptor.encode());
   const std::span<const std::byte> body = payload.value_or(std::span<const std::byte>{});
+  return append_parts(descriptor, std::span(&body, 1), payload.has_value(), timestamp_ns);
+}
+
+Result<void> Recorder::append_parts(const ipc::Descriptor& descriptor,
+                                    std::span<const std::span<const std::byte>> parts, bool has_payload,
+                                    int64_t timestamp_ns) {
+  MEMHAL_ASSIGN_OR_RETURN(std::vector<std::byte> encoded, descriptor.encode());
+  uint64_t payload_length = 0;
+  for (const auto& part : parts) payload_length += part.size();
   detail::WireWriter header;
   header.put(kRecordMagic);
   header.put(static_cast<uint32_t>(encoded.size()));
-  header.put(static_cast<uint64_t>(body.size()));
+  header.put(payload_length);
   header.put(timestamp_ns);
-  header.put(payload ? kFlagPayload : uint32_t{0});
+  header.put(has_payload ? kFlagPayload : uint32_t{0});
   std::vector<std::byte> head = header.take();
-  uint32_t crc = crc_update(crc_update(crc_update(0, head), encoded), body);
+  uint32_t crc = crc_update(crc_update(0, head), encoded);
+  for (const auto& part : parts) crc = crc_update(crc, part);
   detail::WireWriter trailer;
   trailer.put(crc);
   MEMHAL_TRY(write_all(fd_.get(), head, path_));
   MEMHAL_TRY(write_all(fd_.get(), encoded, path_));
-  MEMHAL_TRY(write_all(fd_.get(), body, path_));
+  for (const auto& part : parts) {
+    MEMHAL_TRY(write_all(fd_.get(), part, path_));
+  }
   MEMHAL_TRY(write_all(fd_.get(), trailer.take(), path_));
   ++records_;
   return {};
@@ -200,29 +238,46 @@ Result<Tensor> Record::materialize(std::optional<MemoryKind> memory) const {
                         " without bytes: cannot materialise here");
   }
   MEMHAL_ASSIGN_OR_RETURN(Layout layout, descriptor.layout());
-  const int64_t needed = layout.byte_extent(0).end;
-  if (layout.buffer_count() != 1 || needed != static_cast<int64_t>(payload.size())) {
-    return detail::fail(ErrorCode::Corrupt, "record ", index, ": layout needs ", needed, " bytes in one buffer, the ",
-                        "payload has ", payload.size());
+  const auto& sizes = descriptor.buffer_sizes;
+  uint64_t total = 0;
+  for (uint64_t size : sizes) total += std::min<uint64_t>(size, payload.size() + 1);  // cannot wrap
+  if (layout.buffer_count() != sizes.size() || total != payload.size()) {
+    return detail::fail(ErrorCode::Corrupt, "record ", index, ": the layout spans ", layout.buffer_count(),
+                        " buffers, the descriptor lists ", sizes.size(), " of ", total, " bytes, the payload has ",
+                        payload.size());
   }
   const auto original = descriptor.memory();
   if (!memory && original && is_available(*original)) memory = original;
   const auto purpose = layout.pixel_format() ? detail::AllocationPurpose::Image : detail::AllocationPurpose::Tensor;
-  MEMHAL_ASSIGN_OR_RETURN(auto storage, detail::allocate(payload.size(), memory, purpose));
-  if (storage->kind() != original) {
-    storage->set_notes(detail::cat("recorded as ", recorded, "; materialised as ", to_string(storage->kind()),
-                                   storage->notes().empty() ? "" : " (", storage->notes(),
-                                   storage->notes().empty() ? "" : ")"));
-  }
-  {
-    MEMHAL_ASSIGN_OR_RETURN(std::byte * base, storage->begin_access(CpuAccess::Write));
-    std::memcpy(base, payload.data(), payload.size());
-    storage->end_access(CpuAccess::Write);
-  }
   detail::TensorAccess::Buffers buffers{};
-  buffers[0] = std::move(storage);
+  std::size_t at = 0;
+  for (std::size_t i = 0; i < sizes.size(); ++i) {
+    const auto size = static_cast<std::size_t>(sizes[i]);
+    // Later buffers are pinned to the kind the first got: one tensor has one memory kind.
+    const auto kind = i == 0 ? memory : std::optional<MemoryKind>(buffers[0]->kind());
+    MEMHAL_ASSIGN_OR_RETURN(buffers[i], detail::allocate(std::max<std::size_t>(size, 1), kind, purpose));
+    MEMHAL_ASSIGN_OR_RETURN(std::byte * base, buffers[i]->begin_access(CpuAccess::Write));
+    std::memcpy(base, payload.data() + at, size);
+    buffers[i]->end_access(CpuAccess::Write);
+    at += size;
+  }
+  detail::Storage& storage = *buffers[0];
+  if (storage.kind() != original) {
+    storage.set_notes(detail::cat("recorded as ", recorded, "; materialised as ", to_string(storage.kind()),
+                                  storage.notes().empty() ? "" : " (", storage.notes(),
+                                  storage.notes().empty() ? "" : ")"));
+  }
   MEMHAL_TRY(detail::check_layout_fits(layout, buffers));
   return detail::TensorAccess::make(std::move(layout), std::move(buffers));
+}
+
+Result<Frame> Record::materialize_frame(std::optional<MemoryKind> memory) const {
+  if (!descriptor.frame) {
+    return detail::fail(ErrorCode::InvalidArgument, "record ", index, " holds a tensor, not a frame");
+  }
+  MEMHAL_ASSIGN_OR_RETURN(Tensor tensor, materialize(memory));
+  MEMHAL_ASSIGN_OR_RETURN(MemoryDomain domain, MemoryDomain::from_tensor(tensor));
+  return Frame{std::move(domain), descriptor.frame->timing, descriptor.frame->sequence, descriptor.frame->metadata};
 }
 
 }  // namespace memhal

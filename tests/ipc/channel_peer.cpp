@@ -37,7 +37,7 @@ int receive_and_write() {
 int die_mid_message() {
   const int memfd = ::memfd_create("peer", MFD_CLOEXEC);
   if (memfd < 0 || ::ftruncate(memfd, 4096) != 0) return 20;
-  const char message[] = {'M', 'H', 'C', 'H', 1, 0, 1, 0, 2, 0, 0, 0};  // announces 2 fds
+  const char message[] = {'M', 'H', 'C', 'H', 2, 0, 1, 0, 2, 0, 0, 0};  // announces 2 fds
   alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
   iovec io{const_cast<char*>(message), sizeof message};
   msghdr header{};

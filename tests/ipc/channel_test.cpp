@@ -75,7 +75,7 @@ std::vector<std::byte> message_for(int64_t n, uint32_t fds = 1) {
   d.strides = {1};
   d.buffer_sizes.assign(fds, static_cast<uint64_t>(n));
   const auto encoded = *d.encode();
-  const uint8_t header[] = {'M', 'H', 'C', 'H', 1, 0, 1, 0, static_cast<uint8_t>(fds), 0, 0, 0};
+  const uint8_t header[] = {'M', 'H', 'C', 'H', 2, 0, 1, 0, static_cast<uint8_t>(fds), 0, 0, 0};
   std::vector<std::byte> out;
   out.reserve(sizeof header + encoded.size());
   for (uint8_t b : header) out.push_back(std::byte{b});
@@ -306,7 +306,7 @@ TEST(Channel, CompressedOrTiledBytesAreRefusedBeforeTheFdIsLookedAt) {
     d.buffer_sizes = {4096};
     const auto encoded = *d.encode();
     std::vector<std::byte> bytes{std::byte{'M'}, std::byte{'H'}, std::byte{'C'}, std::byte{'H'},
-                                 std::byte{1},   std::byte{0},   std::byte{1},   std::byte{0},
+                                 std::byte{2},   std::byte{0},   std::byte{1},   std::byte{0},
                                  std::byte{1},   std::byte{0},   std::byte{0},   std::byte{0}};
     bytes.insert(bytes.end(), encoded.begin(), encoded.end());
     send_raw(ends.second.fd(), bytes, std::vector<int>{small});

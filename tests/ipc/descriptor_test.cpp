@@ -64,10 +64,10 @@ TEST(Descriptor, NewerVersionIsAProtocolErrorAndBadMagicIsCorrupt) {
   Descriptor d;
   ASSERT_OK_AND_ASSIGN(auto bytes, d.encode());
   auto newer = bytes;
-  newer[4] = std::byte{2};
+  newer[4] = std::byte{3};
   auto result = Descriptor::decode(newer);
   EXPECT_ERROR(ErrorCode::Protocol, result);
-  EXPECT_NE(result.error().message().find("version 2"), std::string::npos);
+  EXPECT_NE(result.error().message().find("version 3"), std::string::npos);
   auto bad = bytes;
   bad[0] = std::byte{'X'};
   EXPECT_ERROR(ErrorCode::Corrupt, Descriptor::decode(bad));
