@@ -1,45 +1,77 @@
-// Foreign memory as memhal tensors: memhal.from_dlpack (DLPack 1.x and legacy capsules) and
-// memhal.Tensor.from_numpy (any buffer-protocol exporter). The producer stays alive until the
-// last tensor or view over its bytes is gone.
-#include "py_foreign.hpp"
+// Foreign memory as memhal tensors, in place through Tensor::wrap: memhal.from_dlpack (DLPack
+// 1.x and legacy capsules), memhal.Tensor.from_numpy (any buffer-protocol exporter, as an
+// image with format=) and memhal.Tensor.image_from_buffer (bytes with planes). The producer
+// stays alive until the last tensor, view, map or frame over its bytes is gone.
+#include <memhal/pixel_format.hpp>
+#include <memhal/tensor.hpp>
+
+#include <functional>
 
 #include "dlpack.hpp"
-#include "storage/storage.hpp"
+#include "py_common.hpp"
 #include "tensor/tensor_access.hpp"
 
 namespace memhal::python {
 namespace {
 
-class ForeignStorage final : public detail::Storage {
- public:
-  ForeignStorage(std::byte* base, std::size_t size, bool writable, std::string what, std::function<void()> release)
-      : base_(base), size_(size), writable_(writable), what_(std::move(what)), release_(std::move(release)) {}
-  ~ForeignStorage() override {
-    // Past interpreter shutdown the producer is gone with it; the bytes are left to the OS.
-    if (!release_ || !Py_IsInitialized()) return;
+// Holds a Python producer's memory for Tensor::wrap: `release` runs once, with the GIL held,
+// on whichever thread drops the last holder (also when the wrap fails). It must hold no Python
+// references of its own. Past interpreter shutdown the producer is gone with it and the bytes
+// are left to the OS.
+KeepAlive python_owner(std::function<void()> release) {
+  return KeepAlive::of(std::shared_ptr<const void>(nullptr, [release = std::move(release)](const void*) {
+    if (!Py_IsInitialized()) return;
     const PyGILState_STATE gil = PyGILState_Ensure();
-    release_();
+    release();
     PyGILState_Release(gil);
-  }
-  MemoryKind kind() const noexcept override { return MemoryKind::Mem; }
-  std::size_t size() const noexcept override { return size_; }
-  Result<std::byte*> begin_access(CpuAccess access) override {
-    if (can_write(access) && !writable_) {
-      return unexpected(Error(ErrorCode::PermissionDenied, "write access to " + std::to_string(size_) +
-                                                               " bytes of a read-only " + what_ +
-                                                               ": map for 'read' or materialize first"));
-    }
-    return base_;
-  }
-  void end_access(CpuAccess) noexcept override {}
+  }));
+}
 
- private:
-  std::byte* base_;
-  std::size_t size_;
-  bool writable_;
-  std::string what_;
-  std::function<void()> release_;
+// A Mem tensor over a producer's bytes: `element0` is the logical element 0, `byte_strides`
+// may be negative; `writable` false makes write maps fail with PermissionDenied.
+Tensor wrap_foreign(std::byte* element0, DType dtype, std::span<const int64_t> shape,
+                    std::span<const int64_t> byte_strides, bool writable, KeepAlive owner) {
+  // Tensor::wrap takes the lowest byte the elements reach; negative strides reach below element 0.
+  int64_t low = 0;
+  const bool empty = std::find(shape.begin(), shape.end(), 0) != shape.end();
+  for (std::size_t i = 0; i < shape.size() && !empty; ++i) {
+    if (byte_strides[i] < 0) low += (shape[i] - 1) * byte_strides[i];
+  }
+  const Layout layout = unwrap(Layout::strided(shape, byte_strides, -low, dtype));
+  std::byte* base = element0 + low;
+  return unwrap(writable ? Tensor::wrap(static_cast<void*>(base), layout, std::move(owner))
+                         : Tensor::wrap(static_cast<const void*>(base), layout, std::move(owner)));
+}
+
+// `object`'s buffer asked for with `flags`, writable when the exporter allows; `owner` gives
+// the buffer back once memhal is done with it.
+struct Exported {
+  Py_buffer* view;
+  bool writable;
+  KeepAlive owner;
 };
+
+Exported export_buffer(py::handle object, int flags) {
+  auto view = std::make_unique<Py_buffer>();
+  bool writable = true;
+  if (PyObject_GetBuffer(object.ptr(), view.get(), flags | PyBUF_WRITABLE) != 0) {
+    PyErr_Clear();
+    writable = false;
+    if (PyObject_GetBuffer(object.ptr(), view.get(), flags) != 0) throw py::error_already_set();
+  }
+  Py_buffer* raw = view.release();
+  return {raw, writable, python_owner([raw] {
+            PyBuffer_Release(raw);
+            delete raw;
+          })};
+}
+
+// The same memory seen through `layout` (its offsets count from the start of `tensor`'s buffer).
+Tensor relayout(const Tensor& tensor, Layout layout) {
+  const auto& buffers = detail::TensorAccess::buffers(tensor);
+  unwrap(detail::check_layout_fits(layout, buffers));
+  return detail::TensorAccess::make(std::move(layout), buffers);
+}
 
 std::optional<DType> dtype_from_format(const char* format, Py_ssize_t itemsize) {
   std::string_view f = format ? format : "B";
@@ -87,36 +119,82 @@ std::optional<DType> dtype_from_dlpack(const dlpack::DLDataType& t) {
   }
 }
 
-Tensor from_buffer(py::handle object, bool copy, py::handle memory) {
+// "(3, 4)", for messages.
+std::string dims(std::span<const int64_t> values) {
+  std::string out = "(";
+  for (std::size_t i = 0; i < values.size(); ++i) out += (i ? ", " : "") + std::to_string(values[i]);
+  return out + (values.size() == 1 ? ",)" : ")");
+}
+
+// A 2-D array of rows in numpy's (and OpenCV's) convention for a multi-plane YUV image: the
+// planes one after another, chroma rows as wide as luma rows (nv12, nv21: {h * 3 / 2, w};
+// nv16: {2h, w}) or, where they are not (i420: {h * 3 / 2, w}; nv24: {3h, w}), packed rows.
+Layout yuv_rows_layout(const Layout& array, PixelFormat format, const PixelFormatInfo& info) {
+  const auto element = static_cast<int64_t>(array.element_size());
+  const bool rows = array.rank() == 2 && array.strides()[1] == element && array.strides()[0] > 0;
+  // Samples of every plane per luma sample, scaled by the chroma subsampling to stay whole.
+  const int64_t scale = int64_t{1} << (info.chroma_shift_x + info.chroma_shift_y);
+  int64_t units = scale;
+  for (std::size_t i = 1; i < info.planes; ++i) units += info.plane_bytes_per_pixel[i];
+  if (!rows || array.shape()[0] * scale % units != 0) {
+    raise(ErrorCode::InvalidArgument,
+          "from_numpy: a " + std::string(to_string(format)) + " image is one 2-D array of " + std::to_string(units) +
+              "/" + std::to_string(scale) + " x height rows of width adjacent elements; got shape " +
+              dims(array.shape()) + " with strides " + dims(array.strides()));
+  }
+  const int64_t width = array.shape()[1], height = array.shape()[0] * scale / units, pitch = array.strides()[0];
+  std::array<PlaneLayout, kMaxPlanes> planes{};
+  int64_t offset = array.offset();
+  for (std::size_t i = 0; i < info.planes; ++i) {
+    const int64_t row_bytes = (i ? width >> info.chroma_shift_x : width) * info.plane_bytes_per_pixel[i] * element;
+    if (row_bytes != width * element && pitch != width * element) {
+      raise(ErrorCode::InvalidArgument, "from_numpy: the " + std::string(to_string(format)) + " plane " +
+                                            std::to_string(i) + " has rows of " + std::to_string(row_bytes) +
+                                            " bytes, which padded rows of " + std::to_string(pitch) +
+                                            " bytes cannot hold: pass an array without row padding");
+    }
+    planes[i] = PlaneLayout{0, offset, row_bytes == width * element ? pitch : row_bytes};
+    offset += (i ? height >> info.chroma_shift_y : height) * planes[i].pitch;
+  }
+  return unwrap(Layout::image_planes(width, height, format, std::span(planes.data(), info.planes), array.dtype()));
+}
+
+// An array in numpy's image conventions as an image of `format` over the same memory:
+// {h, w, c} interleaved (grey also {h, w}), {c, h, w} planar RGB(A), and multi-plane YUV as
+// `yuv_rows_layout` describes.
+Tensor as_image(const Tensor& array, PixelFormat format) {
+  const auto info = pixel_format_info(format);
+  const Layout& layout = array.layout();
+  if (info->yuv && info->planes > 1) return relayout(array, yuv_rows_layout(layout, format, *info));
+  if (format == PixelFormat::Grey && layout.rank() == 2) {
+    const std::array<int64_t, 3> shape{layout.shape()[0], layout.shape()[1], 1};
+    const std::array<int64_t, 3> strides{layout.strides()[0], layout.strides()[1],
+                                         static_cast<int64_t>(layout.element_size())};
+    const Layout grey = unwrap(Layout::strided(shape, strides, layout.offset(), layout.dtype()));
+    return relayout(array, unwrap(grey.with_pixel_format(format)));
+  }
+  return relayout(array, unwrap(layout.with_pixel_format(format)));
+}
+
+Tensor from_buffer(py::handle object, bool copy, py::handle memory, py::handle format) {
   const auto kind = to_optional_vocabulary<MemoryKind>(memory, "from_numpy");
+  const auto image_format = to_optional_vocabulary<PixelFormat>(format, "from_numpy");
   if (!copy && kind && *kind != MemoryKind::Mem)
     raise(ErrorCode::InvalidArgument, "from_numpy without copy wraps the array's own memory (mem); asked for " +
                                           std::string(to_string(*kind)) + ": pass copy=True");
-  auto view = std::make_unique<Py_buffer>();
-  bool writable = true;
-  if (PyObject_GetBuffer(object.ptr(), view.get(), PyBUF_RECORDS) != 0) {
-    PyErr_Clear();
-    writable = false;
-    if (PyObject_GetBuffer(object.ptr(), view.get(), PyBUF_RECORDS_RO) != 0) throw py::error_already_set();
-  }
-  const auto dtype = dtype_from_format(view->format, view->itemsize);
-  const std::string format = view->format ? view->format : "B";
-  const Py_ssize_t itemsize = view->itemsize;
-  std::vector<int64_t> shape(view->shape, view->shape + view->ndim);
-  std::vector<int64_t> strides(view->strides, view->strides + view->ndim);
-  Py_buffer* raw = view.release();
-  auto release = [raw] {
-    PyBuffer_Release(raw);
-    delete raw;
-  };
+  Exported exported = export_buffer(object, PyBUF_RECORDS_RO);
+  const Py_buffer& view = *exported.view;
+  const auto dtype = dtype_from_format(view.format, view.itemsize);
   if (!dtype) {
-    release();
-    raise(ErrorCode::InvalidArgument, "from_numpy: buffer format '" + format + "' (itemsize " +
-                                          std::to_string(itemsize) +
+    raise(ErrorCode::InvalidArgument, "from_numpy: buffer format '" + std::string(view.format ? view.format : "B") +
+                                          "' (itemsize " + std::to_string(view.itemsize) +
                                           ") is not a memhal dtype (u8..u64, i8..i64, f16, f32, f64)");
   }
-  Tensor tensor = wrap_foreign(static_cast<std::byte*>(raw->buf), *dtype, shape, strides, writable,
-                               std::string(py::str(object.get_type().attr("__name__"))), release);
+  const std::vector<int64_t> shape(view.shape, view.shape + view.ndim);
+  const std::vector<int64_t> strides(view.strides, view.strides + view.ndim);
+  Tensor tensor = wrap_foreign(static_cast<std::byte*>(view.buf), *dtype, shape, strides, exported.writable,
+                               std::move(exported.owner));
+  if (image_format) tensor = as_image(tensor, *image_format);
   if (!copy) return tensor;
   py::gil_scoped_release unlocked;
   return unwrap(tensor.materialize(kind));
@@ -176,39 +254,74 @@ Tensor from_dlpack(py::handle object) {
   // From here the capsule's tensor is ours: mark it consumed so its destructor leaves it alone.
   if (PyCapsule_SetName(capsule.ptr(), versioned ? dlpack::kVersionedUsedName : dlpack::kLegacyUsedName) != 0)
     throw py::error_already_set();
-  std::function<void()> release = v ? std::function<void()>([v] {
-    if (v->deleter) v->deleter(v);
-  })
-                                    : std::function<void()>([l] {
-                                        if (l->deleter) l->deleter(l);
-                                      });
+  KeepAlive owner = python_owner([v, l] {
+    if (v && v->deleter) v->deleter(v);
+    if (l && l->deleter) l->deleter(l);
+  });
   auto* element0 = static_cast<std::byte*>(dl.data) + dl.byte_offset;
-  return wrap_foreign(element0, *dtype, shape, strides, writable, "DLPack tensor", std::move(release));
+  return wrap_foreign(element0, *dtype, shape, strides, writable, std::move(owner));
+}
+
+// The bytes of any buffer-protocol object (one contiguous buffer) or host DLPack exporter.
+Tensor exported_bytes(py::handle object) {
+  if (PyObject_CheckBuffer(object.ptr()) != 0) {
+    Exported exported = export_buffer(object, PyBUF_SIMPLE);
+    const std::array<int64_t, 1> shape{exported.view->len}, strides{1};
+    return wrap_foreign(static_cast<std::byte*>(exported.view->buf), DType::U8, shape, strides, exported.writable,
+                        std::move(exported.owner));
+  }
+  if (!py::hasattr(object, "__dlpack__")) {
+    raise(ErrorCode::InvalidArgument,
+          "image_from_buffer: expected a buffer-protocol object or a DLPack exporter, got " + type_name(object));
+  }
+  Tensor tensor = from_dlpack(object);
+  if (!tensor.is_contiguous())
+    raise(ErrorCode::InvalidArgument, "image_from_buffer: the DLPack tensor is strided, not one run of bytes");
+  return tensor;
+}
+
+// One value per plane of an image: None (the default), an int for every plane, or a sequence.
+std::vector<int64_t> per_plane(py::handle value, std::size_t planes, PixelFormat format, const char* what,
+                               const std::vector<int64_t>& fallback) {
+  if (value.is_none()) return fallback;
+  if (py::isinstance<py::int_>(value)) return std::vector<int64_t>(planes, to_int64(value, what));
+  std::vector<int64_t> out = to_shape(value);
+  if (out.size() != planes) {
+    raise(ErrorCode::InvalidArgument, "image_from_buffer: " + std::string(to_string(format)) + " has " +
+                                          std::to_string(planes) + " planes, " + std::to_string(out.size()) + " " +
+                                          what + " were given");
+  }
+  return out;
+}
+
+// An image over the bytes of `object` in place: plane i at byte offsets[i] with row pitch
+// strides[i]; by default packed rows, each plane right after the last.
+Tensor image_from_buffer(py::handle object, int64_t width, int64_t height, py::handle format_arg, py::handle strides,
+                         py::handle offsets) {
+  const auto format = to_vocabulary<PixelFormat>(format_arg, "image_from_buffer");
+  const auto info = *pixel_format_info(format);
+  std::vector<int64_t> packed_pitches;
+  for (std::size_t i = 0; i < info.planes; ++i)
+    packed_pitches.push_back((i ? width >> info.chroma_shift_x : width) * info.plane_bytes_per_pixel[i]);
+  const auto pitches = per_plane(strides, info.planes, format, "strides", packed_pitches);
+  std::vector<int64_t> packed_offsets{0};
+  for (std::size_t i = 1; i < info.planes; ++i)
+    packed_offsets.push_back(packed_offsets.back() + pitches[i - 1] * (i > 1 ? height >> info.chroma_shift_y : height));
+  const auto starts = per_plane(offsets, info.planes, format, "offsets", packed_offsets);
+  std::array<PlaneLayout, kMaxPlanes> planes{};
+  for (std::size_t i = 0; i < info.planes; ++i) planes[i] = PlaneLayout{0, starts[i], pitches[i]};
+  const Layout layout = unwrap(Layout::image_planes(width, height, format, std::span(planes.data(), info.planes)));
+  Tensor bytes = exported_bytes(object);
+  if (layout.byte_extent().end > bytes.nbytes()) {
+    raise(ErrorCode::OutOfRange, "image_from_buffer: " + std::string(to_string(format)) + " " + std::to_string(width) +
+                                     "x" + std::to_string(height) + " needs " +
+                                     std::to_string(layout.byte_extent().end) + " bytes, the " + type_name(object) +
+                                     " has " + std::to_string(bytes.nbytes()));
+  }
+  return relayout(bytes, layout);
 }
 
 }  // namespace
-
-Tensor wrap_foreign(std::byte* element0, DType dtype, std::span<const int64_t> shape,
-                    std::span<const int64_t> byte_strides, bool writable, std::string what,
-                    std::function<void()> release) {
-  int64_t low = 0;
-  int64_t high = static_cast<int64_t>(size_of(dtype));
-  for (std::size_t i = 0; i < shape.size(); ++i) {
-    if (shape[i] == 0) low = high = 0;
-  }
-  if (high > 0) {
-    for (std::size_t i = 0; i < shape.size(); ++i) {
-      (byte_strides[i] < 0 ? low : high) += (shape[i] - 1) * byte_strides[i];
-    }
-  }
-  auto storage = std::make_shared<ForeignStorage>(element0 + low, static_cast<std::size_t>(high - low), writable,
-                                                  std::move(what), std::move(release));
-  Layout layout = unwrap(Layout::strided(shape, byte_strides, -low, dtype));
-  detail::TensorAccess::Buffers buffers{};
-  buffers[0] = std::move(storage);
-  unwrap(detail::check_layout_fits(layout, buffers));
-  return detail::TensorAccess::make(std::move(layout), std::move(buffers));
-}
 
 // The array-API `from_dlpack(x, *, device=None, copy=None)`: memhal imports host memory only,
 // never copies unless copy=True (then into `memory`, default mem).
@@ -235,11 +348,22 @@ void bind_foreign(py::module_& m) {
   auto tensor = py::reinterpret_borrow<py::class_<Tensor>>(m.attr("Tensor"));
   tensor.def_static("from_dlpack", &from_dlpack_api, py::arg("obj"), py::kw_only(), py::arg("device") = py::none(),
                     py::arg("copy") = py::none(), py::arg("memory") = py::none());
-  tensor.def_static(
-      "from_numpy", [](py::handle a, bool copy, py::handle memory) { return from_buffer(a, copy, memory); },
-      py::arg("array"), py::arg("copy") = false, py::arg("memory") = py::none(),
-      "A tensor over a numpy array (any buffer-protocol object); copy=False shares its memory and keeps it alive; "
-      "read-only arrays give tensors that map for reading only. copy=True makes a dense copy in `memory`.");
+  tensor.def_static("from_numpy", &from_buffer, py::arg("array"), py::arg("copy") = false,
+                    py::arg("memory") = py::none(), py::kw_only(), py::arg("format") = py::none(),
+                    "A tensor over a numpy array (any buffer-protocol object); copy=False shares its memory and keeps "
+                    "it alive; read-only arrays give tensors that map for reading only. copy=True makes a dense copy "
+                    "in `memory`. format= makes an image of an image-shaped array: {h, w, c} interleaved (grey also "
+                    "{h, w}), {c, h, w} planar_rgb(a), and multi-plane YUV as one 2-D array of rows as OpenCV has "
+                    "them: nv12, nv21, i420 {h * 3 / 2, w}; nv16 {2h, w}; nv24 {3h, w} (i420 and nv24 without row "
+                    "padding).");
+  tensor.def_static("image_from_buffer", &image_from_buffer, py::arg("obj"), py::arg("width"), py::arg("height"),
+                    py::arg("format"), py::arg("strides") = py::none(), py::arg("offsets") = py::none(),
+                    "An image of `format` over the bytes of any buffer-protocol object (bytes, bytearray, mmap, a "
+                    "numpy array, a GStreamer map) or host DLPack exporter, without copying; the exporter stays "
+                    "alive while any tensor, map or frame over it lives, and a read-only one gives a tensor that "
+                    "maps for reading only. strides: each plane's row pitch in bytes (an int for all, or one per "
+                    "plane); offsets: each plane's first byte. By default rows are packed and each plane follows "
+                    "the last.");
 }
 
 }  // namespace memhal::python
