@@ -1,4 +1,4 @@
-// The `memhal` Python module: errors, the six vocabularies, availability; the nouns are bound
+// The `memhal` Python module: errors, the vocabularies, availability; the nouns are bound
 // in py_tensor.cpp, py_dlpack.cpp, py_foreign.cpp and py_pipeline.cpp.
 #include <memhal/memory.hpp>
 #include <memhal/version.hpp>
@@ -11,7 +11,8 @@
 namespace memhal::python {
 namespace {
 
-constexpr std::size_t kErrorCodeCount = 13;
+constexpr std::size_t kErrorCodeCount = all<ErrorCode>().size();
+static_assert(code(all<ErrorCode>().back()) == kErrorCodeCount, "ErrorCode codes run 1..N");
 
 // One Python class per ErrorCode, indexed by code; slot 0 is the base `memhal.Error`. Created
 // once at import and kept for the life of the process (module objects are never unloaded).
@@ -93,41 +94,6 @@ void bind_vocabulary(py::module_& m) {
       "The member with this wire spelling or alias (ASCII case-insensitive); InvalidArgumentError otherwise.");
 }
 
-// A member, its name (any case) or its code; InvalidArgumentError naming `what` otherwise.
-ErrorCode error_code_of(py::handle value, const char* what) {
-  if (py::isinstance<ErrorCode>(value)) return value.cast<ErrorCode>();
-  if (py::isinstance<py::str>(value)) {
-    const auto text = value.cast<std::string>();
-    for (uint32_t c = 1; c <= kErrorCodeCount; ++c) {
-      if (upper(to_string(static_cast<ErrorCode>(c))) == upper(text)) return static_cast<ErrorCode>(c);
-    }
-    raise(ErrorCode::InvalidArgument, std::string(what) + ": unknown ErrorCode '" + text + "'");
-  }
-  if (py::isinstance<py::int_>(value) && !py::isinstance<py::bool_>(value)) {
-    int overflow = 0;
-    const long long c = PyLong_AsLongLongAndOverflow(value.ptr(), &overflow);
-    if (overflow == 0 && c >= 1 && c <= static_cast<long long>(kErrorCodeCount)) return static_cast<ErrorCode>(c);
-    raise(ErrorCode::InvalidArgument, std::string(what) + ": unknown ErrorCode code " + std::string(py::repr(value)));
-  }
-  raise(ErrorCode::InvalidArgument,
-        std::string(what) + ": expected an ErrorCode, its name or its code, got " + type_name(value));
-}
-
-void bind_error_codes(py::module_& m) {
-  py::enum_<ErrorCode> e(m, "ErrorCode", "Why a call failed; the C API's status codes (0 is success there).");
-  for (uint32_t c = 1; c <= kErrorCodeCount; ++c) {
-    const auto code_value = static_cast<ErrorCode>(c);
-    e.value(upper(to_string(code_value)).c_str(), code_value);
-  }
-  e.def_property_readonly("code", [](ErrorCode value) { return static_cast<uint32_t>(value); });
-  e.attr("__str__") = py::cpp_function([](ErrorCode value) { return std::string(to_string(value)); },
-                                       py::name("__str__"), py::is_method(e));
-  e.def_static("from_code", [](py::object c) { return error_code_of(c, "from_code"); });
-  e.def_static("from_string", [](py::object text) { return error_code_of(text, "from_string"); });
-  py::delattr(e, "__init__");  // as for the vocabularies: no unnamed members
-  e.def(py::init([](py::object value) { return error_code_of(value, "ErrorCode()"); }), py::arg("value"));
-}
-
 }  // namespace
 
 void raise(ErrorCode code, std::string message) {
@@ -135,22 +101,21 @@ void raise(ErrorCode code, std::string message) {
 }
 
 void bind_errors(py::module_& m) {
-  bind_error_codes(m);
+  bind_vocabulary<ErrorCode>(m);
   PyObject* base = PyErr_NewExceptionWithDoc(
       "memhal.Error", "A memhal call failed: .code (memhal.ErrorCode), .message, .sys_errno (0 when none).",
       PyExc_Exception, nullptr);
   if (base == nullptr) throw py::error_already_set();
   g_error_classes[0] = base;
   m.add_object("Error", py::handle(base));
-  for (uint32_t c = 1; c <= kErrorCodeCount; ++c) {
-    const auto code_value = static_cast<ErrorCode>(c);
+  for (const ErrorCode code_value : all<ErrorCode>()) {
     const std::string name = class_name(code_value);
     py::tuple bases = builtin_base(code_value) ? py::make_tuple(py::handle(base), py::handle(builtin_base(code_value)))
                                                : py::make_tuple(py::handle(base));
     const std::string qualified = "memhal." + name;
     PyObject* cls = PyErr_NewException(qualified.c_str(), bases.ptr(), nullptr);
     if (cls == nullptr) throw py::error_already_set();
-    g_error_classes[c] = cls;
+    g_error_classes[code(code_value)] = cls;
     m.add_object(name.c_str(), py::handle(cls));
   }
   py::register_exception_translator([](std::exception_ptr pointer) {
@@ -180,6 +145,13 @@ PYBIND11_MODULE(memhal, m) {
   bind_vocabulary<Compression>(m);
   bind_vocabulary<CpuAccess>(m);
   bind_vocabulary<MemoryDomainKind>(m);
+  bind_vocabulary<Flip>(m);
+  bind_vocabulary<Rotation>(m);
+  bind_vocabulary<ResizeMode>(m);
+  bind_vocabulary<Interpolation>(m);
+  bind_vocabulary<ColorMatrix>(m);
+  bind_vocabulary<ColorRange>(m);
+  bind_vocabulary<ImageBackend>(m);
 
   py::class_<Availability>(m, "Availability", "The answer of a memory-kind probe.")
       .def_readonly("available", &Availability::available)

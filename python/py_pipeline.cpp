@@ -14,20 +14,6 @@
 namespace memhal::python {
 namespace {
 
-template <class E, std::size_t N>
-E pick(py::handle value, const char* what, const std::array<std::pair<const char*, E>, N>& table) {
-  if (py::isinstance<py::str>(value)) {
-    const auto text = value.cast<std::string>();
-    for (const auto& [name, e] : table) {
-      if (text == name) return e;
-    }
-  }
-  std::string names;
-  for (const auto& [name, e] : table) names += std::string(names.empty() ? "" : ", ") + name;
-  raise(ErrorCode::InvalidArgument,
-        std::string(what) + ": expected one of " + names + ", got " + std::string(py::repr(value)));
-}
-
 // The items of a sequence (not a str); InvalidArgumentError naming `what` otherwise.
 std::vector<py::handle> items_of(py::handle value, const std::string& what) {
   if (!py::isinstance<py::sequence>(value) || py::isinstance<py::str>(value))
@@ -83,31 +69,29 @@ ConvertOptions convert_options(const py::kwargs& kw) {
     o.crop = Rect{to_int64(c[0], "crop x"), to_int64(c[1], "crop y"), to_int64(c[2], "crop width"),
                   to_int64(c[3], "crop height")};
   }
-  if (!get("flip").is_none())
-    o.flip = pick<Flip, 4>(
-        get("flip"), "flip",
-        {{{"none", Flip::None}, {"horizontal", Flip::Horizontal}, {"vertical", Flip::Vertical}, {"both", Flip::Both}}});
+  if (!get("flip").is_none()) o.flip = to_vocabulary<Flip>(get("flip"), "flip");
   if (!get("rotation").is_none()) {
-    const int64_t degrees = to_int64(get("rotation"), "rotation");
-    if (degrees % 90 != 0) raise(ErrorCode::InvalidArgument, "rotation: a multiple of 90 degrees clockwise");
-    o.rotation = static_cast<Rotation>(((degrees % 360) + 360) % 360 / 90);
+    // An int is clockwise degrees (any multiple of 90), as it always was; a Rotation member
+    // or its wire string or alias ('cw90', '90') goes through the table.
+    const py::handle rotation = get("rotation");
+    if (py::isinstance<Rotation>(rotation) || py::isinstance<py::str>(rotation)) {
+      o.rotation = to_vocabulary<Rotation>(rotation, "rotation");
+    } else {
+      const int64_t degrees = to_int64(rotation, "rotation");
+      if (degrees % 90 != 0)
+        raise(ErrorCode::InvalidArgument,
+              "rotation: " + std::to_string(degrees) + " is not a multiple of 90 degrees clockwise");
+      o.rotation = all<Rotation>()[static_cast<std::size_t>(((degrees % 360) + 360) % 360 / 90)];
+    }
   }
-  if (!get("resize").is_none())
-    o.resize = pick<ResizeMode, 2>(get("resize"), "resize",
-                                   {{{"stretch", ResizeMode::Stretch}, {"letterbox", ResizeMode::Letterbox}}});
+  if (!get("resize").is_none()) o.resize = to_vocabulary<ResizeMode>(get("resize"), "resize");
   if (!get("interpolation").is_none())
-    o.interpolation = pick<Interpolation, 3>(
-        get("interpolation"), "interpolation",
-        {{{"bilinear", Interpolation::Bilinear}, {"nearest", Interpolation::Nearest}, {"area", Interpolation::Area}}});
+    o.interpolation = to_vocabulary<Interpolation>(get("interpolation"), "interpolation");
   o.pad = to_array<4, uint8_t>(get("pad"), "pad", o.pad, [](py::handle v, const std::string& what) {
     return static_cast<uint8_t>(to_int_in(v, what, 0, 255));
   });
-  if (!get("matrix").is_none())
-    o.matrix =
-        pick<ColorMatrix, 2>(get("matrix"), "matrix", {{{"bt601", ColorMatrix::Bt601}, {"bt709", ColorMatrix::Bt709}}});
-  if (!get("range").is_none())
-    o.range =
-        pick<ColorRange, 2>(get("range"), "range", {{{"limited", ColorRange::Limited}, {"full", ColorRange::Full}}});
+  if (!get("matrix").is_none()) o.matrix = to_vocabulary<ColorMatrix>(get("matrix"), "matrix");
+  if (!get("range").is_none()) o.range = to_vocabulary<ColorRange>(get("range"), "range");
   o.mean = to_array<4, float>(get("mean"), "mean", o.mean, to_float);
   o.std = to_array<4, float>(get("std"), "std", o.std, to_float);
   if (!get("swap_rb").is_none()) o.swap_rb = get("swap_rb").cast<bool>();
@@ -119,21 +103,16 @@ void bind_image_processor(py::module_& m) {
   py::class_<ImageProcessor>(m, "ImageProcessor",
                              "Format conversion, resize, crop, flip, rotate, letterbox, normalise.")
       .def(py::init([](unsigned threads, py::object backend) {
-             std::optional<ImageBackend> pinned;
-             if (!backend.is_none()) {
-               const auto name = to_text(backend, "backend");
-               if (name != "cpu" && name != "gl")
-                 raise(ErrorCode::InvalidArgument, "backend: 'cpu', 'gl' or None, not '" + name + "'");
-               pinned = name == "gl" ? ImageBackend::Gl : ImageBackend::Cpu;
-             }
+             const auto pinned = to_optional_vocabulary<ImageBackend>(backend, "backend");
              return unwrap(ImageProcessor::create({.threads = threads, .backend = pinned}));
            }),
            py::arg("threads") = 0, py::arg("backend") = py::none(),
-           "backend: None (GL on a hardware GPU, else the CPU; MEMHAL_BACKEND pins it), 'cpu' or 'gl'.")
+           "backend: None (GL on a hardware GPU, else the CPU; MEMHAL_BACKEND pins it), or an ImageBackend: "
+           "ImageBackend.GL, 'gl', 'cpu'.")
       .def_property_readonly("threads", &ImageProcessor::threads)
       .def_property_readonly(
           "backend", [](const ImageProcessor& self) { return std::string(to_string(self.backend())); },
-          "'cpu' or 'gl': where conversions run.")
+          "The ImageBackend wire string of where conversions run: 'cpu' or 'gl'.")
       .def_property_readonly("backend_notes", &ImageProcessor::backend_notes,
                              "Why auto-selection did not choose GL; empty when it did or the backend was pinned.")
       .def_property_readonly(
@@ -166,9 +145,11 @@ void bind_image_processor(py::module_& m) {
             unwrap(self.convert(src, dst, options));
           },
           py::arg("src"), py::arg("dst"),
-          "Writes dst from src (the GIL is released). Options: crop=(x, y, w, h), flip='none|horizontal|vertical|"
-          "both', rotation=0|90|180|270, resize='stretch|letterbox', interpolation='bilinear|nearest|area', "
-          "pad=(r, g, b, a), matrix='bt601|bt709', range='limited|full', mean=, std=, swap_rb=, dst_format=.")
+          "Writes dst from src (the GIL is released). Options: crop=(x, y, w, h); flip, resize, interpolation, "
+          "matrix, range: a member of Flip, ResizeMode, Interpolation, ColorMatrix, ColorRange, or its wire "
+          "string or alias (flip='horizontal' or 'h', resize='letterbox', interpolation='area', matrix='bt709', "
+          "range='full'); rotation: clockwise degrees (90), a Rotation or its wire string ('cw90'); "
+          "pad=(r, g, b, a), mean=, std=, swap_rb=, dst_format=.")
       .def(
           "create_image",
           [](const ImageProcessor& self, int64_t w, int64_t h, py::object format, py::object dtype, py::object memory) {

@@ -1,9 +1,11 @@
 // Command-line parsing shared by the memhal subcommands: options in both spellings
-// (`--name value` and `--name=value`), and numbers read strictly. A number is the whole
-// argument, in range and finite: `10abc`, `1e3` for a count, `nan`, `inf` and a value that
-// wraps are usage errors that name the argument, never a guess.
+// (`--name value` and `--name=value`), vocabulary values through their tables, and numbers
+// read strictly. A number is the whole argument, in range and finite: `10abc`, `1e3` for a
+// count, `nan`, `inf` and a value that wraps are usage errors that name the argument, never a
+// guess.
 #pragma once
 
+#include <memhal/vocabulary.hpp>
 #include <tl/expected.hpp>
 
 #include <cstdint>
@@ -51,15 +53,34 @@ Parsed<std::vector<double>> parse_reals(std::string_view text, std::size_t count
 /// An image size `WxH`, each side within 1..`max_side`.
 Parsed<std::pair<int64_t, int64_t>> parse_size(std::string_view text, int64_t max_side);
 
-/// The value a table of spellings gives `text`; the error lists the spellings.
-template <class T>
-Parsed<T> parse_choice(std::string_view text, std::initializer_list<std::pair<std::string_view, T>> choices) {
-  std::string names;
-  for (const auto& [name, value] : choices) {
-    if (name == text) return value;
-    names += (names.empty() ? "" : ", ") + std::string(name);
+/// The wire strings of vocabulary `E` in code order, joined by `separator`
+/// ("none|horizontal|vertical|both"): what help texts and errors list.
+template <Vocabulary E>
+std::string spellings(std::string_view separator = "|") {
+  std::string out;
+  for (E value : all<E>()) out += (out.empty() ? "" : std::string(separator)) + std::string(to_string(value));
+  return out;
+}
+
+/// The aliases of vocabulary `E` ("h, v"); accepted, never written; empty when there are none.
+template <Vocabulary E>
+std::string alias_spellings() {
+  std::string out;
+  for (const auto& entry : VocabularyTraits<E>::entries) {
+    for (std::string_view alias : entry.aliases) {
+      if (!alias.empty()) out += (out.empty() ? "" : ", ") + std::string(alias);
+    }
   }
-  return tl::unexpected("expects one of " + names + ", got '" + std::string(text) + "'");
+  return out;
+}
+
+/// The enumerator of vocabulary `E` spelled `text` (a wire string or an alias, any case, as
+/// `from_string`); the error names the vocabulary and lists its wire strings.
+template <Vocabulary E>
+Parsed<E> parse_vocabulary(std::string_view text) {
+  if (auto known = from_string<E>(text)) return *known;
+  return tl::unexpected("unknown " + std::string(VocabularyTraits<E>::name) + " '" + std::string(text) + "' (expects " +
+                        spellings<E>() + ")");
 }
 
 /// Prefixes an error with the argument it is about: "--frames: expects ...".

@@ -15,31 +15,48 @@
 namespace memhal::cli {
 namespace {
 
-constexpr const char* kUsage =
-    "usage: memhal convert INPUT OUTPUT [options]\n"
-    "  INPUT   .png or .jpg file (up to 256 MiB and 16384 pixels a side), or a raw frame with\n"
-    "          --size WxH --format FORMAT (exactly one frame of bytes)\n"
-    "  OUTPUT  .png (8-bit rgb, rgba or grey), .npy (any format and dtype) or .yuv/.raw bytes\n"
-    "options:\n"
-    "  --size WxH            size of a raw input frame, sides 1..16384\n"
-    "  --format FORMAT       pixel format of a raw input frame (nv12, yuyv, i420, ...)\n"
-    "  --to FORMAT           output pixel format (default rgb; planar_rgb for NCHW)\n"
-    "  --dtype DTYPE         output dtype: u8 (default), i8, f16, f32\n"
-    "  --out-size WxH        output size (default: the oriented crop's size)\n"
-    "  --letterbox           keep the aspect ratio and pad (default: stretch)\n"
-    "  --pad R,G,B[,A]       letterbox colour, each 0..255 (default 114,114,114,255)\n"
-    "  --interp MODE         bilinear (default), nearest, area\n"
-    "  --crop X,Y,W,H        source rectangle\n"
-    "  --flip h|v|both       mirror the source (also: horizontal, vertical)\n"
-    "  --rotate 0|90|180|270 rotate clockwise after the flip\n"
-    "  --matrix bt601|bt709  YUV matrix (default bt601)\n"
-    "  --range limited|full  YUV range (default limited)\n"
-    "  --mean A,B,C --std A,B,C  normalisation of float outputs: (x/255 - mean)/std\n"
-    "  --swap-rb             exchange R and B in the output\n"
-    "  --threads N           worker threads, 0..256 (default 0: one per hardware thread)\n"
-    "  --backend cpu|gl      image backend (default: GL on a hardware GPU, else the CPU)\n"
-    "Options take their value as --name VALUE or --name=VALUE. Exit status: 0 done, 1 failed\n"
-    "(the message says why), 2 a usage error (the message names the argument).\n";
+// One help line of an option whose value is a vocabulary: the wire strings from its table,
+// what it does, and the aliases it also accepts (old spellings among them).
+template <Vocabulary E>
+std::string choice_help(std::string_view option, std::string_view what) {
+  std::string line = "  " + std::string(option) + " " + spellings<E>();
+  line += line.size() < 24 ? std::string(24 - line.size(), ' ') : "\n" + std::string(24, ' ');
+  line += what;
+  if (const std::string aliases = alias_spellings<E>(); !aliases.empty()) line += " (also: " + aliases + ")";
+  return line + "\n";
+}
+
+std::string usage() {
+  const ConvertOptions defaults;
+  auto by_default = [](auto value) { return ", default " + std::string(to_string(value)); };
+  return "usage: memhal convert INPUT OUTPUT [options]\n"
+         "  INPUT   .png or .jpg file (up to 256 MiB and 16384 pixels a side), or a raw frame with\n"
+         "          --size WxH --format FORMAT (exactly one frame of bytes)\n"
+         "  OUTPUT  .png (8-bit rgb, rgba or grey), .npy (any format and dtype) or .yuv/.raw bytes\n"
+         "options:\n"
+         "  --size WxH            size of a raw input frame, sides 1..16384\n"
+         "  --format FORMAT       pixel format of a raw input frame (nv12, yuyv, i420, ...)\n"
+         "  --to FORMAT           output pixel format (default rgb; planar_rgb for NCHW)\n"
+         "  --dtype DTYPE         output dtype: u8 (default), i8, f16, f32\n"
+         "  --out-size WxH        output size (default: the oriented crop's size)\n" +
+         choice_help<ResizeMode>("--resize",
+                                 "letterbox keeps the aspect ratio and pads" + by_default(defaults.resize)) +
+         "  --letterbox           the same as --resize letterbox\n"
+         "  --pad R,G,B[,A]       letterbox colour, each 0..255 (default 114,114,114,255)\n" +
+         choice_help<Interpolation>("--interp", "resampling" + by_default(defaults.interpolation)) +
+         "  --crop X,Y,W,H        source rectangle\n" +
+         choice_help<Flip>("--flip", "mirror the source" + by_default(defaults.flip)) +
+         choice_help<Rotation>("--rotate", "rotate clockwise after the flip" + by_default(defaults.rotation)) +
+         choice_help<ColorMatrix>("--matrix", "YUV matrix" + by_default(defaults.matrix)) +
+         choice_help<ColorRange>("--range", "YUV range" + by_default(defaults.range)) +
+         "  --mean A,B,C --std A,B,C  normalisation of float outputs: (x/255 - mean)/std\n"
+         "  --swap-rb             exchange R and B in the output\n"
+         "  --threads N           worker threads, 0..256 (default 0: one per hardware thread)\n" +
+         choice_help<ImageBackend>("--backend", "image backend, default GL on a hardware GPU, else the CPU") +
+         "Options take their value as --name VALUE or --name=VALUE; a value from a list is matched\n"
+         "ignoring case. Exit status: 0 done, 1 failed (the message says why), 2 a usage error (the\n"
+         "message names the argument).\n";
+}
 
 bool ends_with(const std::string& s, const char* suffix) {
   const std::string t(suffix);
@@ -60,12 +77,6 @@ struct Args {
   ConvertOptions options;
 };
 
-template <Vocabulary E>
-Parsed<E> parse_vocabulary(std::string_view value) {
-  if (auto known = from_string<E>(value)) return *known;
-  return tl::unexpected("unknown " + std::string(VocabularyTraits<E>::name) + " '" + std::string(value) + "'");
-}
-
 // Sets `target` from `parsed`, or hands its error on.
 template <class T, class U>
 Parsed<void> assign(T& target, Parsed<U> parsed) {
@@ -82,35 +93,13 @@ Parsed<void> parse_option(std::string_view name, std::string_view value, Args& a
   if (name == "--format") return assign(a.format, parse_vocabulary<PixelFormat>(value));
   if (name == "--to") return assign(a.to, parse_vocabulary<PixelFormat>(value));
   if (name == "--dtype") return assign(a.dtype, parse_vocabulary<DType>(value));
-  if (name == "--interp") {
-    return assign(o.interpolation, parse_choice<Interpolation>(value, {{"bilinear", Interpolation::Bilinear},
-                                                                       {"nearest", Interpolation::Nearest},
-                                                                       {"area", Interpolation::Area}}));
-  }
-  if (name == "--flip") {
-    return assign(o.flip, parse_choice<Flip>(value, {{"h", Flip::Horizontal},
-                                                     {"v", Flip::Vertical},
-                                                     {"both", Flip::Both},
-                                                     {"horizontal", Flip::Horizontal},
-                                                     {"vertical", Flip::Vertical}}));
-  }
-  if (name == "--rotate") {
-    return assign(o.rotation, parse_choice<Rotation>(value, {{"0", Rotation::None},
-                                                             {"90", Rotation::Cw90},
-                                                             {"180", Rotation::Cw180},
-                                                             {"270", Rotation::Cw270}}));
-  }
-  if (name == "--matrix") {
-    return assign(o.matrix,
-                  parse_choice<ColorMatrix>(value, {{"bt601", ColorMatrix::Bt601}, {"bt709", ColorMatrix::Bt709}}));
-  }
-  if (name == "--range") {
-    return assign(o.range,
-                  parse_choice<ColorRange>(value, {{"limited", ColorRange::Limited}, {"full", ColorRange::Full}}));
-  }
-  if (name == "--backend") {
-    return assign(a.backend, parse_choice<ImageBackend>(value, {{"cpu", ImageBackend::Cpu}, {"gl", ImageBackend::Gl}}));
-  }
+  if (name == "--resize") return assign(o.resize, parse_vocabulary<ResizeMode>(value));
+  if (name == "--interp") return assign(o.interpolation, parse_vocabulary<Interpolation>(value));
+  if (name == "--flip") return assign(o.flip, parse_vocabulary<Flip>(value));
+  if (name == "--rotate") return assign(o.rotation, parse_vocabulary<Rotation>(value));
+  if (name == "--matrix") return assign(o.matrix, parse_vocabulary<ColorMatrix>(value));
+  if (name == "--range") return assign(o.range, parse_vocabulary<ColorRange>(value));
+  if (name == "--backend") return assign(a.backend, parse_vocabulary<ImageBackend>(value));
   if (name == "--pad") {
     auto pad = parse_integers(value, ',', 3, 4, 0, 255);
     if (!pad) return tl::unexpected(pad.error());
@@ -142,7 +131,7 @@ Parsed<void> parse_option(std::string_view name, std::string_view value, Args& a
 }
 
 int usage_error(const UsageError& message) {
-  std::cerr << "memhal convert: " << message << "\n" << kUsage;
+  std::cerr << "memhal convert: " << message << "\n" << usage();
   return 2;
 }
 
@@ -199,7 +188,7 @@ int run_convert(std::span<const std::string_view> args) {
     if (arg.name.empty()) {
       positional.emplace_back(arg.value);
     } else if (arg.name == "-h" || arg.name == "--help") {
-      std::cout << kUsage;
+      std::cout << usage();
       return 0;
     } else if (arg.name == "--letterbox") {
       a.options.resize = ResizeMode::Letterbox;

@@ -12,16 +12,17 @@ namespace {
 
 // The image backends: the CPU one always; GL with its driver, or why there is none.
 void print_image_backends() {
-  std::cout << "\nimage backends:\n  cpu  yes  SIMD kernels with run-time dispatch, on a thread pool\n";
+  std::printf("\nimage backends:\n  %-4s yes  SIMD kernels with run-time dispatch, on a thread pool\n",
+              to_string(ImageBackend::Cpu).data());
+  std::printf("  %-4s ", to_string(ImageBackend::Gl).data());
   const auto gl = ImageProcessor::probe_gl();
   if (!gl) {
-    std::cout << "  gl   no   " << gl.error().message() << "\n";
+    std::cout << "no   " << gl.error().message() << "\n";
     return;
   }
-  std::cout << "  gl   yes  " << gl->renderer
-            << (gl->software ? " (software rasteriser: auto-selection prefers cpu)" : "") << "\n       vendor "
-            << gl->vendor << "; " << gl->version << "; " << gl->glsl_version << "\n       EGL " << gl->egl_version
-            << " on the " << gl->platform << " platform; max texture " << gl->max_texture_size
+  std::cout << "yes  " << gl->renderer << (gl->software ? " (software rasteriser: auto-selection prefers cpu)" : "")
+            << "\n       vendor " << gl->vendor << "; " << gl->version << "; " << gl->glsl_version << "\n       EGL "
+            << gl->egl_version << " on the " << gl->platform << " platform; max texture " << gl->max_texture_size
             << "\n       dma-buf import: "
             << (gl->dma_buf_import ? "yes" : "no (no EGL_EXT_image_dma_buf_import: DmaBuf frames are uploaded)")
             << "\n       extensions:";
@@ -30,7 +31,8 @@ void print_image_backends() {
 }
 
 std::string image_backends_json() {
-  std::string out = "[{\"name\":\"cpu\",\"available\":true,\"reason\":\"\"},{\"name\":\"gl\",";
+  std::string out = "[{\"name\":" + json_string(to_string(ImageBackend::Cpu)) +
+                    ",\"available\":true,\"reason\":\"\"},{\"name\":" + json_string(to_string(ImageBackend::Gl)) + ",";
   const auto gl = ImageProcessor::probe_gl();
   if (!gl) return out + "\"available\":false,\"reason\":" + json_string(gl.error().message()) + "}]";
   out += "\"available\":true,\"reason\":\"\",\"vendor\":" + json_string(gl->vendor) +

@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <memhal/export.hpp>
+#include <memhal/vocabulary.hpp>  // ErrorCode, to_string(ErrorCode)
 #include <optional>
 #include <string>
 #include <string_view>
@@ -17,28 +18,6 @@
 #include <utility>
 
 namespace memhal {
-
-/// Why a call failed. Codes are stable and only ever appended; 0 is success in the C API and
-/// is therefore never an `ErrorCode`.
-enum class ErrorCode : uint32_t {
-  InvalidArgument = 1,     ///< the caller passed something that can never work
-  NotImplemented = 2,      ///< no backend in this build serves the request
-  Unavailable = 3,         ///< a backend exists but cannot serve the request here, now
-  OutOfMemory = 4,         ///< an allocation failed
-  Io = 5,                  ///< a system call or file operation failed
-  PermissionDenied = 6,    ///< the operating system refused access
-  OutOfRange = 7,          ///< an index or size lies outside what the object holds
-  UnsupportedDomain = 8,   ///< a frame arrived in a memory domain the element cannot read
-  NotHostAddressable = 9,  ///< the memory cannot be mapped for CPU access
-  Busy = 10,               ///< every resource of a pool is in use
-  Corrupt = 11,            ///< stored or received data fails validation
-  Protocol = 12,           ///< a peer broke the wire protocol
-  Internal = 13,           ///< a bug in memhal
-};
-
-/// The snake_case name of `code` ("invalid_argument"), or "unknown" for a value that is not
-/// an `ErrorCode` (a newer producer's code).
-MEMHAL_EXPORT std::string_view to_string(ErrorCode code) noexcept;
 
 /// A failure: a code, the `errno` behind it (0 when there is none) and a message.
 class MEMHAL_EXPORT Error {

@@ -34,19 +34,8 @@
 
 namespace memhal {
 
-/// Mirroring applied to the cropped source, before rotation.
-enum class Flip : uint32_t { None = 0, Horizontal = 1, Vertical = 2, Both = 3 };
-/// Clockwise rotation applied after the flip.
-enum class Rotation : uint32_t { None = 0, Cw90 = 1, Cw180 = 2, Cw270 = 3 };
-/// `Stretch` fills the destination; `Letterbox` keeps the aspect ratio, centres, and pads.
-enum class ResizeMode : uint32_t { Stretch = 0, Letterbox = 1 };
-/// `Area` averages every source pixel an output pixel covers (use it for downscales beyond
-/// 2x, where bilinear aliases); on upscales it behaves as `Bilinear`.
-enum class Interpolation : uint32_t { Bilinear = 0, Nearest = 1, Area = 2 };
-/// Y'CbCr matrix of YUV sources and destinations.
-enum class ColorMatrix : uint32_t { Bt601 = 0, Bt709 = 1 };
-/// `Limited`: Y in 16..235, chroma in 16..240; `Full`: 0..255.
-enum class ColorRange : uint32_t { Limited = 0, Full = 1 };
+// Flip, Rotation, ResizeMode, Interpolation, ColorMatrix, ColorRange and ImageBackend are
+// vocabularies (memhal/vocabulary.hpp): codes, wire strings and aliases on every surface.
 
 /// A rectangle of source pixels.
 struct Rect {
@@ -76,11 +65,6 @@ struct ConvertOptions {
   std::optional<PixelFormat> dst_format;
 };
 
-/// The backends that run conversions.
-enum class ImageBackend : uint32_t { Cpu = 0, Gl = 1 };
-/// "cpu" or "gl".
-MEMHAL_EXPORT const char* to_string(ImageBackend backend) noexcept;
-
 /// How the processor is built.
 struct ImageProcessorOptions {
   /// Worker threads of the CPU backend; 0 = one per hardware thread.
@@ -88,8 +72,9 @@ struct ImageProcessorOptions {
   /// The backend to run on. Empty: GL when a hardware GL driver works, else the CPU (a software
   /// rasteriser such as llvmpipe is slower than the CPU backend, so auto-selection skips it;
   /// `backend_notes()` says why GL was not chosen); the environment variable `MEMHAL_BACKEND`
-  /// (`cpu` or `gl`), read by `create`, pins it instead. A pinned backend is never swapped:
-  /// `create` fails with `Unavailable` and the reason when it cannot start.
+  /// (an `ImageBackend` wire string, `cpu` or `gl`, as `from_string` reads it), read by
+  /// `create`, pins it instead. A pinned backend is never swapped: `create` fails with
+  /// `Unavailable` and the reason when it cannot start.
   std::optional<ImageBackend> backend = std::nullopt;
 };
 

@@ -120,6 +120,34 @@ extern "C" {
 #define MEMHAL_MEMORY_DOMAIN_KIND_WGPU_TEXTURE 9
 #define MEMHAL_MEMORY_DOMAIN_KIND_WGPU_BUFFER 10
 
+/* The options of memhal_convert_options_t and the image backends (DESIGN.md §5a). */
+#define MEMHAL_FLIP_NONE 0
+#define MEMHAL_FLIP_HORIZONTAL 1
+#define MEMHAL_FLIP_VERTICAL 2
+#define MEMHAL_FLIP_BOTH 3
+
+#define MEMHAL_ROTATION_NONE 0
+#define MEMHAL_ROTATION_CW90 1
+#define MEMHAL_ROTATION_CW180 2
+#define MEMHAL_ROTATION_CW270 3
+
+#define MEMHAL_RESIZE_MODE_STRETCH 0
+#define MEMHAL_RESIZE_MODE_LETTERBOX 1
+
+#define MEMHAL_INTERPOLATION_BILINEAR 0
+#define MEMHAL_INTERPOLATION_NEAREST 1
+#define MEMHAL_INTERPOLATION_AREA 2
+
+#define MEMHAL_COLOR_MATRIX_BT601 0
+#define MEMHAL_COLOR_MATRIX_BT709 1
+
+#define MEMHAL_COLOR_RANGE_LIMITED 0
+#define MEMHAL_COLOR_RANGE_FULL 1
+
+#define MEMHAL_IMAGE_BACKEND_AUTO (-1) /**< GL on a hardware GPU, else the CPU; MEMHAL_BACKEND=cpu|gl pins it */
+#define MEMHAL_IMAGE_BACKEND_CPU 0
+#define MEMHAL_IMAGE_BACKEND_GL 1
+
 /** Which vocabulary a code belongs to, for the name lookups below. */
 typedef enum memhal_vocabulary {
   MEMHAL_VOCABULARY_MEMORY_KIND = 0,
@@ -129,6 +157,13 @@ typedef enum memhal_vocabulary {
   MEMHAL_VOCABULARY_CPU_ACCESS = 4,
   MEMHAL_VOCABULARY_MEMORY_DOMAIN_KIND = 5,
   MEMHAL_VOCABULARY_ERROR_CODE = 6,
+  MEMHAL_VOCABULARY_FLIP = 7,
+  MEMHAL_VOCABULARY_ROTATION = 8,
+  MEMHAL_VOCABULARY_RESIZE_MODE = 9,
+  MEMHAL_VOCABULARY_INTERPOLATION = 10,
+  MEMHAL_VOCABULARY_COLOR_MATRIX = 11,
+  MEMHAL_VOCABULARY_COLOR_RANGE = 12,
+  MEMHAL_VOCABULARY_IMAGE_BACKEND = 13,
   /* Keeps the enum 32 bits wide, so any int a caller passes is a value the library can
    * receive and reject (as Vulkan's *_MAX_ENUM). Not a vocabulary. */
   MEMHAL_VOCABULARY_MAX_ENUM = 0x7fffffff
@@ -156,13 +191,13 @@ typedef struct memhal_convert_options {
   int32_t has_crop;  /**< nonzero: use crop_* as the source rectangle */
   int32_t reserved0; /**< must be 0 (checked) */
   int64_t crop_x, crop_y, crop_width, crop_height;
-  uint32_t flip;          /**< 0 none, 1 horizontal, 2 vertical, 3 both */
-  uint32_t rotation;      /**< 0 none, 1 cw90, 2 cw180, 3 cw270 */
-  uint32_t resize;        /**< 0 stretch, 1 letterbox */
-  uint32_t interpolation; /**< 0 bilinear, 1 nearest, 2 area */
+  uint32_t flip;          /**< a MEMHAL_FLIP_* */
+  uint32_t rotation;      /**< a MEMHAL_ROTATION_* (clockwise, after the flip) */
+  uint32_t resize;        /**< a MEMHAL_RESIZE_MODE_* */
+  uint32_t interpolation; /**< a MEMHAL_INTERPOLATION_* */
   uint8_t pad[4];         /**< RGBA of the letterbox bars */
-  uint32_t matrix;        /**< 0 BT.601, 1 BT.709 */
-  uint32_t range;         /**< 0 limited, 1 full */
+  uint32_t matrix;        /**< a MEMHAL_COLOR_MATRIX_* */
+  uint32_t range;         /**< a MEMHAL_COLOR_RANGE_* */
   float mean[4];          /**< per output channel, float outputs */
   float std[4];           /**< per output channel, float outputs */
   int32_t swap_rb;        /**< nonzero: exchange R and B in the output */
@@ -315,11 +350,6 @@ MEMHAL_C_API int memhal_tee_push(const memhal_frame_t* frame, size_t branches, m
 /** The defaults of DESIGN.md §5a (bilinear, stretch, BT.601 limited, pad 114/114/114/255,
  *  mean 0, std 1). */
 MEMHAL_C_API memhal_convert_options_t memhal_convert_options_default(void);
-/** Image backends (memhal::ImageBackend). AUTO: GL on a hardware GPU, else the CPU; the
- *  environment variable MEMHAL_BACKEND=cpu|gl pins it. */
-#define MEMHAL_IMAGE_BACKEND_AUTO (-1)
-#define MEMHAL_IMAGE_BACKEND_CPU 0
-#define MEMHAL_IMAGE_BACKEND_GL 1
 /** A processor with `threads` workers (0: one per hardware thread), backend chosen as AUTO. */
 MEMHAL_C_API int memhal_image_processor_create(unsigned threads, memhal_image_processor_t** out);
 /** A processor on `backend` (MEMHAL_IMAGE_BACKEND_*). A pinned backend that cannot start fails
@@ -328,7 +358,8 @@ MEMHAL_C_API int memhal_image_processor_create_on(unsigned threads, int backend,
 /** The backend conversions run on (MEMHAL_IMAGE_BACKEND_CPU or _GL). */
 MEMHAL_C_API int memhal_image_processor_backend(const memhal_image_processor_t* processor, int* out);
 MEMHAL_C_API void memhal_image_processor_free(memhal_image_processor_t* processor);
-/** Converts `src` into `dst` per `options` (NULL: defaults). Nothing is written on failure. */
+/** Converts `src` into `dst` per `options` (NULL: defaults). Nothing is written on failure; an
+ *  option field holding no code of its vocabulary is MEMHAL_ERROR_INVALID_ARGUMENT, naming it. */
 MEMHAL_C_API int memhal_image_processor_convert(memhal_image_processor_t* processor, const memhal_tensor_t* src,
                                                 memhal_tensor_t* dst, const memhal_convert_options_t* options);
 

@@ -1,6 +1,7 @@
 /// @file
-/// The six vocabularies of memhal: `MemoryKind`, `DType`, `PixelFormat`, `Compression`,
-/// `CpuAccess` and `MemoryDomainKind`.
+/// The vocabularies of memhal: `MemoryKind`, `DType`, `PixelFormat`, `Compression`,
+/// `CpuAccess` and `MemoryDomainKind`; the options of `ImageProcessor` (`Flip`, `Rotation`,
+/// `ResizeMode`, `Interpolation`, `ColorMatrix`, `ColorRange`, `ImageBackend`); and `ErrorCode`.
 ///
 /// Each is an `enum class E : uint32_t` with explicit, stable codes, and each has exactly one
 /// table (`VocabularyTraits<E>::entries`: code, wire string, accepted aliases) from which the
@@ -80,6 +81,46 @@ enum class MemoryDomainKind : uint32_t {
   WebGPUExternalTexture = 8,
   WgpuTexture = 9,
   WgpuBuffer = 10,
+};
+
+/// Mirroring applied to the cropped source, before rotation.
+enum class Flip : uint32_t { None = 0, Horizontal = 1, Vertical = 2, Both = 3 };
+
+/// Clockwise rotation applied after the flip.
+enum class Rotation : uint32_t { None = 0, Cw90 = 1, Cw180 = 2, Cw270 = 3 };
+
+/// `Stretch` fills the destination; `Letterbox` keeps the aspect ratio, centres, and pads.
+enum class ResizeMode : uint32_t { Stretch = 0, Letterbox = 1 };
+
+/// `Area` averages every source pixel an output pixel covers (use it for downscales beyond
+/// 2x, where bilinear aliases); on upscales it behaves as `Bilinear`.
+enum class Interpolation : uint32_t { Bilinear = 0, Nearest = 1, Area = 2 };
+
+/// Y'CbCr matrix of YUV sources and destinations.
+enum class ColorMatrix : uint32_t { Bt601 = 0, Bt709 = 1 };
+
+/// `Limited`: Y in 16..235, chroma in 16..240; `Full`: 0..255.
+enum class ColorRange : uint32_t { Limited = 0, Full = 1 };
+
+/// The backends that run `ImageProcessor` conversions.
+enum class ImageBackend : uint32_t { Cpu = 0, Gl = 1 };
+
+/// Why a call failed (`memhal/error.hpp`). Codes are stable and only ever appended; 0 is
+/// success in the C API and is therefore never an `ErrorCode`.
+enum class ErrorCode : uint32_t {
+  InvalidArgument = 1,     ///< the caller passed something that can never work
+  NotImplemented = 2,      ///< no backend in this build serves the request
+  Unavailable = 3,         ///< a backend exists but cannot serve the request here, now
+  OutOfMemory = 4,         ///< an allocation failed
+  Io = 5,                  ///< a system call or file operation failed
+  PermissionDenied = 6,    ///< the operating system refused access
+  OutOfRange = 7,          ///< an index or size lies outside what the object holds
+  UnsupportedDomain = 8,   ///< a frame arrived in a memory domain the element cannot read
+  NotHostAddressable = 9,  ///< the memory cannot be mapped for CPU access
+  Busy = 10,               ///< every resource of a pool is in use
+  Corrupt = 11,            ///< stored or received data fails validation
+  Protocol = 12,           ///< a peer broke the wire protocol
+  Internal = 13,           ///< a bug in memhal
 };
 
 /// One row of a vocabulary table: the enumerator, its one wire spelling, and the other
@@ -191,6 +232,96 @@ struct VocabularyTraits<MemoryDomainKind> {
   }};
 };
 
+template <>
+struct VocabularyTraits<Flip> {
+  static constexpr std::string_view name = "Flip";
+  static constexpr std::array<VocabularyEntry<Flip>, 4> entries{{
+      {Flip::None, "none"},
+      {Flip::Horizontal, "horizontal", {"h"}},
+      {Flip::Vertical, "vertical", {"v"}},
+      {Flip::Both, "both"},
+  }};
+};
+
+template <>
+struct VocabularyTraits<Rotation> {
+  static constexpr std::string_view name = "Rotation";
+  // The aliases are the clockwise degrees (`memhal convert --rotate 90`).
+  static constexpr std::array<VocabularyEntry<Rotation>, 4> entries{{
+      {Rotation::None, "none", {"0"}},
+      {Rotation::Cw90, "cw90", {"90"}},
+      {Rotation::Cw180, "cw180", {"180"}},
+      {Rotation::Cw270, "cw270", {"270"}},
+  }};
+};
+
+template <>
+struct VocabularyTraits<ResizeMode> {
+  static constexpr std::string_view name = "ResizeMode";
+  static constexpr std::array<VocabularyEntry<ResizeMode>, 2> entries{{
+      {ResizeMode::Stretch, "stretch"},
+      {ResizeMode::Letterbox, "letterbox"},
+  }};
+};
+
+template <>
+struct VocabularyTraits<Interpolation> {
+  static constexpr std::string_view name = "Interpolation";
+  static constexpr std::array<VocabularyEntry<Interpolation>, 3> entries{{
+      {Interpolation::Bilinear, "bilinear"},
+      {Interpolation::Nearest, "nearest"},
+      {Interpolation::Area, "area"},
+  }};
+};
+
+template <>
+struct VocabularyTraits<ColorMatrix> {
+  static constexpr std::string_view name = "ColorMatrix";
+  static constexpr std::array<VocabularyEntry<ColorMatrix>, 2> entries{{
+      {ColorMatrix::Bt601, "bt601"},
+      {ColorMatrix::Bt709, "bt709"},
+  }};
+};
+
+template <>
+struct VocabularyTraits<ColorRange> {
+  static constexpr std::string_view name = "ColorRange";
+  // The aliases are FFmpeg's color_range names.
+  static constexpr std::array<VocabularyEntry<ColorRange>, 2> entries{{
+      {ColorRange::Limited, "limited", {"tv"}},
+      {ColorRange::Full, "full", {"pc"}},
+  }};
+};
+
+template <>
+struct VocabularyTraits<ImageBackend> {
+  static constexpr std::string_view name = "ImageBackend";
+  static constexpr std::array<VocabularyEntry<ImageBackend>, 2> entries{{
+      {ImageBackend::Cpu, "cpu"},
+      {ImageBackend::Gl, "gl"},
+  }};
+};
+
+template <>
+struct VocabularyTraits<ErrorCode> {
+  static constexpr std::string_view name = "ErrorCode";
+  static constexpr std::array<VocabularyEntry<ErrorCode>, 13> entries{{
+      {ErrorCode::InvalidArgument, "invalid_argument"},
+      {ErrorCode::NotImplemented, "not_implemented"},
+      {ErrorCode::Unavailable, "unavailable"},
+      {ErrorCode::OutOfMemory, "out_of_memory"},
+      {ErrorCode::Io, "io"},
+      {ErrorCode::PermissionDenied, "permission_denied"},
+      {ErrorCode::OutOfRange, "out_of_range"},
+      {ErrorCode::UnsupportedDomain, "unsupported_domain"},
+      {ErrorCode::NotHostAddressable, "not_host_addressable"},
+      {ErrorCode::Busy, "busy"},
+      {ErrorCode::Corrupt, "corrupt"},
+      {ErrorCode::Protocol, "protocol"},
+      {ErrorCode::Internal, "internal"},
+  }};
+};
+
 /// A type with a vocabulary table.
 template <class E>
 concept Vocabulary = std::is_enum_v<E> && requires {
@@ -284,6 +415,14 @@ static_assert(detail::table_is_well_formed<PixelFormat>());
 static_assert(detail::table_is_well_formed<Compression>());
 static_assert(detail::table_is_well_formed<CpuAccess>());
 static_assert(detail::table_is_well_formed<MemoryDomainKind>());
+static_assert(detail::table_is_well_formed<Flip>());
+static_assert(detail::table_is_well_formed<Rotation>());
+static_assert(detail::table_is_well_formed<ResizeMode>());
+static_assert(detail::table_is_well_formed<Interpolation>());
+static_assert(detail::table_is_well_formed<ColorMatrix>());
+static_assert(detail::table_is_well_formed<ColorRange>());
+static_assert(detail::table_is_well_formed<ImageBackend>());
+static_assert(detail::table_is_well_formed<ErrorCode>());
 
 /// Size in bytes of one element of `dtype`; 0 for a value outside the table.
 constexpr std::size_t size_of(DType dtype) noexcept {

@@ -39,6 +39,55 @@ def test_convert_applies_options_and_rejects_unknown_ones():
         processor.convert(src, dst, flip="sideways")
 
 
+def test_convert_options_take_a_member_its_wire_string_an_alias_or_its_code():
+    src = memhal.Tensor.image(4, 2, "grey", memory="mem")
+    with src.map("write") as m:
+        np.asarray(m)[..., 0] = np.arange(8, dtype=np.uint8).reshape(2, 4) * 30
+    p = memhal.ImageProcessor(threads=1, backend="cpu")
+
+    def run(width=4, height=2, **options):
+        dst = memhal.Tensor.image(width, height, "grey", memory="mem")
+        p.convert(src, dst, **options)
+        with dst.map("read") as m:
+            return np.asarray(m)[..., 0].tolist()
+
+    mirrored = run(flip="horizontal")
+    assert mirrored[0] == [90, 60, 30, 0]
+    for spelling in (memhal.Flip.HORIZONTAL, "h", "H", "HORIZONTAL", 1):
+        assert run(flip=spelling) == mirrored, spelling
+    turned = run(2, 4, rotation=90)
+    assert turned[0] == [120, 0]
+    for spelling in (memhal.Rotation.CW90, "cw90", "CW90", "90", -270, 450):
+        assert run(2, 4, rotation=spelling) == turned, spelling
+    for spelling in (0, "none", "0", memhal.Rotation.NONE, 360):
+        assert run(rotation=spelling) == run(), spelling
+    for option, spellings in (("resize", ("letterbox", memhal.ResizeMode.LETTERBOX, "LETTERBOX", 1)),
+                              ("interpolation", ("area", memhal.Interpolation.AREA, 2)),
+                              ("matrix", ("bt709", memhal.ColorMatrix.BT709, 1)),
+                              ("range", ("full", "pc", memhal.ColorRange.FULL, 1))):
+        first = run(3, 3, **{option: spellings[0]})
+        for spelling in spellings[1:]:
+            assert run(3, 3, **{option: spelling}) == first, (option, spelling)
+
+
+@pytest.mark.parametrize("options, says", [
+    ({"flip": "hv"}, "flip: unknown Flip 'hv'"),
+    ({"flip": 4}, "flip: unknown Flip code 4"),
+    ({"flip": memhal.Rotation.CW90}, "flip: expected a Flip"),
+    ({"rotation": "45"}, "rotation: unknown Rotation '45'"),
+    ({"rotation": 45}, "rotation: 45 is not a multiple of 90"),
+    ({"resize": "crop"}, "resize: unknown ResizeMode 'crop'"),
+    ({"interpolation": 3}, "interpolation: unknown Interpolation code 3"),
+    ({"matrix": "bt2020"}, "matrix: unknown ColorMatrix 'bt2020'"),
+    ({"range": "studio"}, "range: unknown ColorRange 'studio'"),
+])
+def test_unknown_option_spellings_and_codes_are_refused_naming_the_option(options, says):
+    src = memhal.Tensor.image(4, 4, "rgb", memory="mem")
+    dst = memhal.Tensor.image(4, 4, "rgb", memory="mem")
+    with pytest.raises(memhal.InvalidArgumentError, match=says):
+        memhal.ImageProcessor(threads=1, backend="cpu").convert(src, dst, **options)
+
+
 def shareable_kind():
     for kind in ("shm", "dmabuf"):
         if memhal.is_available(kind):
@@ -209,6 +258,10 @@ def test_convert_options_of_the_wrong_type_or_range_are_invalid_arguments_naming
         p.convert(src, dst, **options)
 
 
-def test_a_backend_that_is_not_a_string_is_an_invalid_argument():
-    with pytest.raises(memhal.InvalidArgumentError, match="backend: expected a str"):
-        memhal.ImageProcessor(backend=1)
+def test_a_backend_is_an_image_backend_its_wire_string_or_its_code_and_nothing_else():
+    for spelling in (memhal.ImageBackend.CPU, "cpu", "CPU", 0):
+        assert memhal.ImageProcessor(threads=1, backend=spelling).backend == "cpu"
+    with pytest.raises(memhal.InvalidArgumentError, match="backend: expected a ImageBackend"):
+        memhal.ImageProcessor(backend=1.5)
+    with pytest.raises(memhal.InvalidArgumentError, match="backend: unknown ImageBackend code 7"):
+        memhal.ImageProcessor(backend=7)

@@ -6,7 +6,12 @@ import pytest
 
 import memhal
 
-VOCABULARIES = ["MemoryKind", "DType", "PixelFormat", "Compression", "CpuAccess", "MemoryDomainKind"]
+VOCABULARIES = ["MemoryKind", "DType", "PixelFormat", "Compression", "CpuAccess", "MemoryDomainKind", "Flip",
+                "Rotation", "ResizeMode", "Interpolation", "ColorMatrix", "ColorRange", "ImageBackend"]
+
+# The `memhal convert` option that takes each option vocabulary.
+CLI_OPTIONS = {"Flip": "--flip", "Rotation": "--rotate", "ResizeMode": "--resize", "Interpolation": "--interp",
+               "ColorMatrix": "--matrix", "ColorRange": "--range", "ImageBackend": "--backend"}
 
 
 def test_every_golden_row_is_an_enum_member_with_that_code_and_wire_string(golden_rows):
@@ -92,3 +97,54 @@ def test_the_enum_constructors_refuse_unknown_codes_as_from_code_does(golden_row
     assert memhal.MemoryKind("dmabuf") == memhal.MemoryKind.DMABUF  # as from_string
     with pytest.raises(memhal.InvalidArgumentError):
         memhal.PixelFormat(0)  # 0 is no pixel format
+
+
+def test_every_vocabulary_of_the_golden_file_is_bound(golden_rows):
+    assert sorted({v for v, _, _, _ in golden_rows}) == sorted(VOCABULARIES + ["ErrorCode"])
+
+
+def test_memhal_convert_help_lists_each_option_vocabulary_as_the_golden_file_does(golden_rows, memhal_cli):
+    """`--flip none|horizontal|vertical|both ... (also: h, v)`: wire strings in code order, then the aliases."""
+    text = subprocess.run([memhal_cli, "convert", "--help"], check=True, capture_output=True, text=True).stdout
+    lines = text.splitlines()
+    for vocabulary, option in CLI_OPTIONS.items():
+        rows = [(code, wire, aliases) for v, code, wire, aliases in golden_rows if v == vocabulary]
+        found = [i for i, line in enumerate(lines) if line.startswith(f"  {option} ")]
+        assert len(found) == 1, (option, text)
+        entry = lines[found[0]]
+        if found[0] + 1 < len(lines) and lines[found[0] + 1].startswith(" " * 24):
+            entry += lines[found[0] + 1]  # the description, on its own line after a long list
+        assert entry.split()[1] == "|".join(wire for _, wire, _ in sorted(rows)), entry
+        aliases = [alias for _, _, row_aliases in sorted(rows) for alias in row_aliases]
+        if aliases:
+            assert f"(also: {', '.join(aliases)})" in entry, entry
+        else:
+            assert "(also:" not in entry, entry
+
+
+def test_memhal_convert_takes_every_golden_spelling_of_an_option_and_refuses_others(golden_rows, memhal_cli, tmp_path):
+    """Each wire string and alias parses (the conversion runs); an unknown one is a usage error listing the table."""
+    import struct
+    import zlib
+    png = tmp_path / "in.png"
+    raw = b"".join(b"\x00" + bytes(range(12)) for _ in range(4))
+    chunk = lambda t, d: struct.pack(">I", len(d)) + t + d + struct.pack(">I", zlib.crc32(t + d) & 0xFFFFFFFF)
+    png.write_bytes(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", 4, 4, 8, 2, 0, 0, 0)) +
+                    chunk(b"IDAT", zlib.compress(raw)) + chunk(b"IEND", b""))
+    out = tmp_path / "out.rgb"
+    for vocabulary, option in CLI_OPTIONS.items():
+        for v, _, wire, aliases in golden_rows:
+            if v != vocabulary:
+                continue
+            for spelling in [wire, wire.upper()] + aliases:
+                done = subprocess.run([memhal_cli, "convert", str(png), str(out), option, spelling],
+                                      capture_output=True, text=True)
+                if spelling.lower() == "gl" and done.returncode == 1:
+                    assert "gl backend" in done.stderr, done.stderr  # parsed; no GL driver here, and it says so
+                    continue
+                assert done.returncode == 0, (option, spelling, done.stderr)
+        bad = subprocess.run([memhal_cli, "convert", str(png), str(out), option, "sideways"],
+                             capture_output=True, text=True)
+        wires = "|".join(wire for v, _, wire, _ in golden_rows if v == vocabulary)
+        assert bad.returncode == 2, (option, bad.stderr)
+        assert f"{option}: unknown {vocabulary} 'sideways' (expects {wires})" in bad.stderr, bad.stderr

@@ -56,6 +56,7 @@ static_assert(MEMHAL_ERROR_BUSY == static_cast<int>(ErrorCode::Busy));
 static_assert(MEMHAL_ERROR_CORRUPT == static_cast<int>(ErrorCode::Corrupt));
 static_assert(MEMHAL_ERROR_PROTOCOL == static_cast<int>(ErrorCode::Protocol));
 static_assert(MEMHAL_ERROR_INTERNAL == static_cast<int>(ErrorCode::Internal));
+static_assert(all<ErrorCode>().size() == 13, "a new ErrorCode needs its MEMHAL_ERROR_ constant");
 
 static_assert(MEMHAL_MEMORY_KIND_MEM == code(MemoryKind::Mem));
 static_assert(MEMHAL_MEMORY_KIND_SHM == code(MemoryKind::Shm));
@@ -123,28 +124,63 @@ static_assert(MEMHAL_MEMORY_DOMAIN_KIND_WGPU_TEXTURE == code(MemoryDomainKind::W
 static_assert(MEMHAL_MEMORY_DOMAIN_KIND_WGPU_BUFFER == code(MemoryDomainKind::WgpuBuffer));
 static_assert(all<MemoryDomainKind>().size() == 11, "a new MemoryDomainKind needs its constant");
 
+static_assert(MEMHAL_FLIP_NONE == code(Flip::None));
+static_assert(MEMHAL_FLIP_HORIZONTAL == code(Flip::Horizontal));
+static_assert(MEMHAL_FLIP_VERTICAL == code(Flip::Vertical));
+static_assert(MEMHAL_FLIP_BOTH == code(Flip::Both));
+static_assert(all<Flip>().size() == 4, "a new Flip needs its MEMHAL_FLIP_ constant");
+
+static_assert(MEMHAL_ROTATION_NONE == code(Rotation::None));
+static_assert(MEMHAL_ROTATION_CW90 == code(Rotation::Cw90));
+static_assert(MEMHAL_ROTATION_CW180 == code(Rotation::Cw180));
+static_assert(MEMHAL_ROTATION_CW270 == code(Rotation::Cw270));
+static_assert(all<Rotation>().size() == 4, "a new Rotation needs its MEMHAL_ROTATION_ constant");
+
+static_assert(MEMHAL_RESIZE_MODE_STRETCH == code(ResizeMode::Stretch));
+static_assert(MEMHAL_RESIZE_MODE_LETTERBOX == code(ResizeMode::Letterbox));
+static_assert(all<ResizeMode>().size() == 2, "a new ResizeMode needs its MEMHAL_RESIZE_MODE_ constant");
+
+static_assert(MEMHAL_INTERPOLATION_BILINEAR == code(Interpolation::Bilinear));
+static_assert(MEMHAL_INTERPOLATION_NEAREST == code(Interpolation::Nearest));
+static_assert(MEMHAL_INTERPOLATION_AREA == code(Interpolation::Area));
+static_assert(all<Interpolation>().size() == 3, "a new Interpolation needs its MEMHAL_INTERPOLATION_ constant");
+
+static_assert(MEMHAL_COLOR_MATRIX_BT601 == code(ColorMatrix::Bt601));
+static_assert(MEMHAL_COLOR_MATRIX_BT709 == code(ColorMatrix::Bt709));
+static_assert(all<ColorMatrix>().size() == 2, "a new ColorMatrix needs its MEMHAL_COLOR_MATRIX_ constant");
+
+static_assert(MEMHAL_COLOR_RANGE_LIMITED == code(ColorRange::Limited));
+static_assert(MEMHAL_COLOR_RANGE_FULL == code(ColorRange::Full));
+static_assert(all<ColorRange>().size() == 2, "a new ColorRange needs its MEMHAL_COLOR_RANGE_ constant");
+
+static_assert(MEMHAL_IMAGE_BACKEND_CPU == code(ImageBackend::Cpu));
+static_assert(MEMHAL_IMAGE_BACKEND_GL == code(ImageBackend::Gl));
+static_assert(all<ImageBackend>().size() == 2, "a new ImageBackend needs its MEMHAL_IMAGE_BACKEND_ constant");
+
 namespace {
 
-template <Vocabulary E>
-int name_of(uint32_t value, const char** out) {
-  auto known = from_code<E>(value);
-  if (!known) {
-    return fail(ErrorCode::InvalidArgument, std::string(VocabularyTraits<E>::name) + " code " + std::to_string(value) +
-                                                " is unknown to this build");
+// Calls `f` with a value of the C++ vocabulary `vocabulary` names (its type is what matters),
+// or records the error for a vocabulary this build does not know.
+template <class F>
+int with_vocabulary(memhal_vocabulary_t vocabulary, F&& f) {
+  switch (vocabulary) {
+    case MEMHAL_VOCABULARY_MEMORY_KIND: return f(MemoryKind{});
+    case MEMHAL_VOCABULARY_DTYPE: return f(DType{});
+    case MEMHAL_VOCABULARY_PIXEL_FORMAT: return f(PixelFormat{});
+    case MEMHAL_VOCABULARY_COMPRESSION: return f(Compression{});
+    case MEMHAL_VOCABULARY_CPU_ACCESS: return f(CpuAccess{});
+    case MEMHAL_VOCABULARY_MEMORY_DOMAIN_KIND: return f(MemoryDomainKind{});
+    case MEMHAL_VOCABULARY_ERROR_CODE: return f(ErrorCode{});
+    case MEMHAL_VOCABULARY_FLIP: return f(Flip{});
+    case MEMHAL_VOCABULARY_ROTATION: return f(Rotation{});
+    case MEMHAL_VOCABULARY_RESIZE_MODE: return f(ResizeMode{});
+    case MEMHAL_VOCABULARY_INTERPOLATION: return f(Interpolation{});
+    case MEMHAL_VOCABULARY_COLOR_MATRIX: return f(ColorMatrix{});
+    case MEMHAL_VOCABULARY_COLOR_RANGE: return f(ColorRange{});
+    case MEMHAL_VOCABULARY_IMAGE_BACKEND: return f(ImageBackend{});
+    case MEMHAL_VOCABULARY_MAX_ENUM: break;
   }
-  *out = to_string(*known).data();  // the tables' string literals are NUL-terminated
-  return MEMHAL_OK;
-}
-
-template <Vocabulary E>
-int code_of(const char* text, uint32_t* out) {
-  auto known = from_string<E>(text);
-  if (!known) {
-    return fail(ErrorCode::InvalidArgument,
-                std::string(VocabularyTraits<E>::name) + " '" + text + "' is unknown to this build");
-  }
-  *out = code(*known);
-  return MEMHAL_OK;
+  return fail(ErrorCode::InvalidArgument, "vocabulary " + std::to_string(static_cast<int>(vocabulary)) + " is unknown");
 }
 
 }  // namespace
@@ -162,49 +198,30 @@ const char* memhal_last_error_message(void) {
 int memhal_code_to_string(memhal_vocabulary_t vocabulary, uint32_t value, const char** out) {
   return guarded([&] {
     MEMHAL_C_REQUIRE(out != nullptr, "memhal_code_to_string: out is NULL");
-    switch (vocabulary) {
-      case MEMHAL_VOCABULARY_MEMORY_KIND: return name_of<MemoryKind>(value, out);
-      case MEMHAL_VOCABULARY_DTYPE: return name_of<DType>(value, out);
-      case MEMHAL_VOCABULARY_PIXEL_FORMAT: return name_of<PixelFormat>(value, out);
-      case MEMHAL_VOCABULARY_COMPRESSION: return name_of<Compression>(value, out);
-      case MEMHAL_VOCABULARY_CPU_ACCESS: return name_of<CpuAccess>(value, out);
-      case MEMHAL_VOCABULARY_MEMORY_DOMAIN_KIND: return name_of<MemoryDomainKind>(value, out);
-      case MEMHAL_VOCABULARY_ERROR_CODE: {
-        const std::string_view name = to_string(static_cast<ErrorCode>(value));
-        if (name == "unknown")
-          return fail(ErrorCode::InvalidArgument, "error code " + std::to_string(value) + " is unknown");
-        *out = name.data();
-        return MEMHAL_OK;
+    return with_vocabulary(vocabulary, [&]<class E>(E) {
+      auto known = from_code<E>(value);
+      if (!known) {
+        return fail(ErrorCode::InvalidArgument, std::string(VocabularyTraits<E>::name) + " code " +
+                                                    std::to_string(value) + " is unknown to this build");
       }
-      case MEMHAL_VOCABULARY_MAX_ENUM: break;
-    }
-    return fail(ErrorCode::InvalidArgument,
-                "vocabulary " + std::to_string(static_cast<int>(vocabulary)) + " is unknown");
+      *out = to_string(*known).data();  // the tables' string literals are NUL-terminated
+      return MEMHAL_OK;
+    });
   });
 }
 
 int memhal_string_to_code(memhal_vocabulary_t vocabulary, const char* text, uint32_t* out) {
   return guarded([&] {
     MEMHAL_C_REQUIRE(text != nullptr && out != nullptr, "memhal_string_to_code: NULL argument");
-    switch (vocabulary) {
-      case MEMHAL_VOCABULARY_MEMORY_KIND: return code_of<MemoryKind>(text, out);
-      case MEMHAL_VOCABULARY_DTYPE: return code_of<DType>(text, out);
-      case MEMHAL_VOCABULARY_PIXEL_FORMAT: return code_of<PixelFormat>(text, out);
-      case MEMHAL_VOCABULARY_COMPRESSION: return code_of<Compression>(text, out);
-      case MEMHAL_VOCABULARY_CPU_ACCESS: return code_of<CpuAccess>(text, out);
-      case MEMHAL_VOCABULARY_MEMORY_DOMAIN_KIND: return code_of<MemoryDomainKind>(text, out);
-      case MEMHAL_VOCABULARY_ERROR_CODE:
-        for (uint32_t value = 1; value <= static_cast<uint32_t>(ErrorCode::Internal); ++value) {
-          if (to_string(static_cast<ErrorCode>(value)) == text) {
-            *out = value;
-            return MEMHAL_OK;
-          }
-        }
-        return fail(ErrorCode::InvalidArgument, std::string("error code '") + text + "' is unknown");
-      case MEMHAL_VOCABULARY_MAX_ENUM: break;
-    }
-    return fail(ErrorCode::InvalidArgument,
-                "vocabulary " + std::to_string(static_cast<int>(vocabulary)) + " is unknown");
+    return with_vocabulary(vocabulary, [&]<class E>(E) {
+      auto known = from_string<E>(text);
+      if (!known) {
+        return fail(ErrorCode::InvalidArgument,
+                    std::string(VocabularyTraits<E>::name) + " '" + text + "' is unknown to this build");
+      }
+      *out = code(*known);
+      return MEMHAL_OK;
+    });
   });
 }
 

@@ -33,22 +33,26 @@ bool convert_options(const memhal_convert_options_t& in, ConvertOptions& out) {
       return false;
     }
   }
-  if (in.flip > 3 || in.rotation > 3 || in.resize > 1 || in.interpolation > 2 || in.matrix > 1 || in.range > 1) {
-    fail(ErrorCode::InvalidArgument, "memhal_convert_options_t holds a value outside its enum");
-    return false;
-  }
+  // Each option field through its vocabulary: an unknown code is refused, naming the field.
+  bool ok = true;
+  auto take = [&ok]<class E>(E& target, uint32_t value, const char* field) {
+    auto known = ok ? checked<E>(value, field) : std::nullopt;
+    if (known) target = *known;
+    ok = ok && known.has_value();
+  };
+  take(out.flip, in.flip, "memhal_convert_options_t.flip: Flip");
+  take(out.rotation, in.rotation, "memhal_convert_options_t.rotation: Rotation");
+  take(out.resize, in.resize, "memhal_convert_options_t.resize: ResizeMode");
+  take(out.interpolation, in.interpolation, "memhal_convert_options_t.interpolation: Interpolation");
+  take(out.matrix, in.matrix, "memhal_convert_options_t.matrix: ColorMatrix");
+  take(out.range, in.range, "memhal_convert_options_t.range: ColorRange");
+  if (!ok) return false;
   if (in.has_crop) out.crop = Rect{in.crop_x, in.crop_y, in.crop_width, in.crop_height};
-  out.flip = static_cast<Flip>(in.flip);
-  out.rotation = static_cast<Rotation>(in.rotation);
-  out.resize = static_cast<ResizeMode>(in.resize);
-  out.interpolation = static_cast<Interpolation>(in.interpolation);
   for (int i = 0; i < 4; ++i) {
     out.pad[i] = in.pad[i];
     out.mean[i] = in.mean[i];
     out.std[i] = in.std[i];
   }
-  out.matrix = static_cast<ColorMatrix>(in.matrix);
-  out.range = static_cast<ColorRange>(in.range);
   out.swap_rb = in.swap_rb != 0;
   return true;
 }
@@ -116,12 +120,12 @@ int memhal_tee_push(const memhal_frame_t* frame, size_t branches, memhal_frame_t
 memhal_convert_options_t memhal_convert_options_default(void) {
   const ConvertOptions defaults;
   memhal_convert_options_t options{};
-  options.flip = static_cast<uint32_t>(defaults.flip);
-  options.rotation = static_cast<uint32_t>(defaults.rotation);
-  options.resize = static_cast<uint32_t>(defaults.resize);
-  options.interpolation = static_cast<uint32_t>(defaults.interpolation);
-  options.matrix = static_cast<uint32_t>(defaults.matrix);
-  options.range = static_cast<uint32_t>(defaults.range);
+  options.flip = code(defaults.flip);
+  options.rotation = code(defaults.rotation);
+  options.resize = code(defaults.resize);
+  options.interpolation = code(defaults.interpolation);
+  options.matrix = code(defaults.matrix);
+  options.range = code(defaults.range);
   for (int i = 0; i < 4; ++i) {
     options.pad[i] = defaults.pad[i];
     options.mean[i] = defaults.mean[i];
@@ -129,9 +133,6 @@ memhal_convert_options_t memhal_convert_options_default(void) {
   }
   return options;
 }
-
-static_assert(MEMHAL_IMAGE_BACKEND_CPU == static_cast<int>(memhal::ImageBackend::Cpu));
-static_assert(MEMHAL_IMAGE_BACKEND_GL == static_cast<int>(memhal::ImageBackend::Gl));
 
 int memhal_image_processor_create(unsigned threads, memhal_image_processor_t** out) {
   return memhal_image_processor_create_on(threads, MEMHAL_IMAGE_BACKEND_AUTO, out);
@@ -141,12 +142,12 @@ int memhal_image_processor_create_on(unsigned threads, int backend, memhal_image
   c_api::clear(out);
   return guarded([&] {
     MEMHAL_C_REQUIRE(out != nullptr, "memhal_image_processor_create: out is NULL");
-    MEMHAL_C_REQUIRE(backend == MEMHAL_IMAGE_BACKEND_AUTO || backend == MEMHAL_IMAGE_BACKEND_CPU ||
-                         backend == MEMHAL_IMAGE_BACKEND_GL,
-                     "memhal_image_processor_create_on: backend " + std::to_string(backend) +
-                         " is not MEMHAL_IMAGE_BACKEND_AUTO, _CPU or _GL");
     std::optional<ImageBackend> pinned;
-    if (backend != MEMHAL_IMAGE_BACKEND_AUTO) pinned = static_cast<ImageBackend>(backend);
+    if (backend != MEMHAL_IMAGE_BACKEND_AUTO) {
+      pinned = backend >= 0 ? from_code<ImageBackend>(static_cast<uint32_t>(backend)) : std::nullopt;
+      MEMHAL_C_REQUIRE(pinned.has_value(), "memhal_image_processor_create_on: backend " + std::to_string(backend) +
+                                               " is neither MEMHAL_IMAGE_BACKEND_AUTO nor an ImageBackend code");
+    }
     auto processor = ImageProcessor::create({.threads = threads, .backend = pinned});
     if (!processor) return fail(processor.error());
     *out = new memhal_image_processor{std::move(*processor)};
@@ -157,7 +158,7 @@ int memhal_image_processor_create_on(unsigned threads, int backend, memhal_image
 int memhal_image_processor_backend(const memhal_image_processor_t* processor, int* out) {
   return guarded([&] {
     MEMHAL_C_REQUIRE(processor != nullptr && out != nullptr, "memhal_image_processor_backend: NULL argument");
-    *out = static_cast<int>(processor->processor.backend());
+    *out = static_cast<int>(code(processor->processor.backend()));
     return MEMHAL_OK;
   });
 }

@@ -133,18 +133,25 @@ Result<detail::ImageRef> resolve(const detail::ImageGeometry& g, const TensorMap
 [[maybe_unused]] constexpr const char* kNoGl =
     "memhal was built without the gl image backend (MEMHAL_WITH_GL=OFF; it needs libegl-dev and libgles-dev)";
 
+// InvalidArgument naming `field` when `value` is no enumerator of its vocabulary (a cast integer).
+template <Vocabulary E>
+Result<void> check_known(E value, const char* field) {
+  if (from_code<E>(code(value))) return {};
+  return detail::fail(ErrorCode::InvalidArgument, field, " holds code ", code(value), ", which is no ",
+                      VocabularyTraits<E>::name);
+}
+
 // The backend asked for: the options', else MEMHAL_BACKEND's, else none (auto-selection).
 Result<std::optional<ImageBackend>> requested_backend(const ImageProcessorOptions& options) {
-  if (static_cast<uint32_t>(options.backend.value_or(ImageBackend::Cpu)) > 1) {
-    return detail::fail(ErrorCode::InvalidArgument, "ImageProcessorOptions::backend holds an unknown backend");
+  if (options.backend) {
+    MEMHAL_TRY(check_known(*options.backend, "ImageProcessorOptions::backend"));
+    return options.backend;
   }
-  if (options.backend) return options.backend;
   const char* env = std::getenv("MEMHAL_BACKEND");
   if (env == nullptr || *env == '\0') return std::optional<ImageBackend>();
-  const std::string_view value(env);
-  if (value == "cpu") return std::optional<ImageBackend>(ImageBackend::Cpu);
-  if (value == "gl") return std::optional<ImageBackend>(ImageBackend::Gl);
-  return detail::fail(ErrorCode::InvalidArgument, "MEMHAL_BACKEND=", value, " names no image backend (cpu or gl)");
+  if (auto backend = from_string<ImageBackend>(env)) return std::optional<ImageBackend>(*backend);
+  return detail::fail(ErrorCode::InvalidArgument, "MEMHAL_BACKEND=", env, " names no image backend (",
+                      to_string(ImageBackend::Cpu), " or ", to_string(ImageBackend::Gl), ")");
 }
 
 #if MEMHAL_WITH_GL
@@ -158,11 +165,12 @@ Result<std::nullptr_t> open_gl() {
 #endif
 
 Result<void> check_options(const ConvertOptions& o) {
-  auto raw = [](auto e) { return static_cast<uint32_t>(e); };
-  if (raw(o.flip) > 3 || raw(o.rotation) > 3 || raw(o.resize) > 1 || raw(o.interpolation) > 2 || raw(o.matrix) > 1 ||
-      raw(o.range) > 1) {
-    return detail::fail(ErrorCode::InvalidArgument, "ConvertOptions holds an enumerator outside its enum");
-  }
+  MEMHAL_TRY(check_known(o.flip, "ConvertOptions::flip"));
+  MEMHAL_TRY(check_known(o.rotation, "ConvertOptions::rotation"));
+  MEMHAL_TRY(check_known(o.resize, "ConvertOptions::resize"));
+  MEMHAL_TRY(check_known(o.interpolation, "ConvertOptions::interpolation"));
+  MEMHAL_TRY(check_known(o.matrix, "ConvertOptions::matrix"));
+  MEMHAL_TRY(check_known(o.range, "ConvertOptions::range"));
   for (int c = 0; c < 4; ++c) {
     if (!std::isfinite(o.mean[c]) || !std::isfinite(o.std[c]) || o.std[c] == 0.0f) {
       return detail::fail(ErrorCode::InvalidArgument, "normalisation of channel ", c, ": mean ", o.mean[c], ", std ",
@@ -203,10 +211,6 @@ Result<void> check_sizes(const detail::ImageGeometry& ref, const char* role) {
 }
 
 }  // namespace
-
-const char* to_string(ImageBackend backend) noexcept {
-  return backend == ImageBackend::Gl ? "gl" : "cpu";
-}
 
 ImageProcessor::ImageProcessor(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 ImageProcessor::ImageProcessor(ImageProcessor&&) noexcept = default;

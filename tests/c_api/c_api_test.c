@@ -35,10 +35,13 @@ struct vocabulary_name {
 };
 
 static const struct vocabulary_name vocabularies[] = {
-    {"MemoryKind", MEMHAL_VOCABULARY_MEMORY_KIND},   {"DType", MEMHAL_VOCABULARY_DTYPE},
-    {"PixelFormat", MEMHAL_VOCABULARY_PIXEL_FORMAT}, {"Compression", MEMHAL_VOCABULARY_COMPRESSION},
-    {"CpuAccess", MEMHAL_VOCABULARY_CPU_ACCESS},     {"MemoryDomainKind", MEMHAL_VOCABULARY_MEMORY_DOMAIN_KIND},
-    {"ErrorCode", MEMHAL_VOCABULARY_ERROR_CODE},
+    {"MemoryKind", MEMHAL_VOCABULARY_MEMORY_KIND},      {"DType", MEMHAL_VOCABULARY_DTYPE},
+    {"PixelFormat", MEMHAL_VOCABULARY_PIXEL_FORMAT},    {"Compression", MEMHAL_VOCABULARY_COMPRESSION},
+    {"CpuAccess", MEMHAL_VOCABULARY_CPU_ACCESS},        {"MemoryDomainKind", MEMHAL_VOCABULARY_MEMORY_DOMAIN_KIND},
+    {"ErrorCode", MEMHAL_VOCABULARY_ERROR_CODE},        {"Flip", MEMHAL_VOCABULARY_FLIP},
+    {"Rotation", MEMHAL_VOCABULARY_ROTATION},           {"ResizeMode", MEMHAL_VOCABULARY_RESIZE_MODE},
+    {"Interpolation", MEMHAL_VOCABULARY_INTERPOLATION}, {"ColorMatrix", MEMHAL_VOCABULARY_COLOR_MATRIX},
+    {"ColorRange", MEMHAL_VOCABULARY_COLOR_RANGE},      {"ImageBackend", MEMHAL_VOCABULARY_IMAGE_BACKEND},
 };
 
 /* Each constant of memhal.h with the golden row it must equal. */
@@ -116,6 +119,25 @@ static const struct constant constants[] = {
     {"ErrorCode", "corrupt", MEMHAL_ERROR_CORRUPT},
     {"ErrorCode", "protocol", MEMHAL_ERROR_PROTOCOL},
     {"ErrorCode", "internal", MEMHAL_ERROR_INTERNAL},
+    {"Flip", "none", MEMHAL_FLIP_NONE},
+    {"Flip", "horizontal", MEMHAL_FLIP_HORIZONTAL},
+    {"Flip", "vertical", MEMHAL_FLIP_VERTICAL},
+    {"Flip", "both", MEMHAL_FLIP_BOTH},
+    {"Rotation", "none", MEMHAL_ROTATION_NONE},
+    {"Rotation", "cw90", MEMHAL_ROTATION_CW90},
+    {"Rotation", "cw180", MEMHAL_ROTATION_CW180},
+    {"Rotation", "cw270", MEMHAL_ROTATION_CW270},
+    {"ResizeMode", "stretch", MEMHAL_RESIZE_MODE_STRETCH},
+    {"ResizeMode", "letterbox", MEMHAL_RESIZE_MODE_LETTERBOX},
+    {"Interpolation", "bilinear", MEMHAL_INTERPOLATION_BILINEAR},
+    {"Interpolation", "nearest", MEMHAL_INTERPOLATION_NEAREST},
+    {"Interpolation", "area", MEMHAL_INTERPOLATION_AREA},
+    {"ColorMatrix", "bt601", MEMHAL_COLOR_MATRIX_BT601},
+    {"ColorMatrix", "bt709", MEMHAL_COLOR_MATRIX_BT709},
+    {"ColorRange", "limited", MEMHAL_COLOR_RANGE_LIMITED},
+    {"ColorRange", "full", MEMHAL_COLOR_RANGE_FULL},
+    {"ImageBackend", "cpu", MEMHAL_IMAGE_BACKEND_CPU},
+    {"ImageBackend", "gl", MEMHAL_IMAGE_BACKEND_GL},
 };
 
 static int find_vocabulary(const char* name, memhal_vocabulary_t* out) {
@@ -186,6 +208,16 @@ static void test_unknown_codes_are_rejected(void) {
   CHECK(memhal_string_to_code(MEMHAL_VOCABULARY_MEMORY_KIND, "dma", &code) == MEMHAL_OK && code == 2);
   CHECK(memhal_string_to_code(MEMHAL_VOCABULARY_MEMORY_KIND, "floppy", &code) == MEMHAL_ERROR_INVALID_ARGUMENT);
   CHECK(memhal_string_to_code(MEMHAL_VOCABULARY_MEMORY_KIND, NULL, &code) == MEMHAL_ERROR_INVALID_ARGUMENT);
+  /* The option vocabularies: aliases parse, unknown codes and strings are refused by name. */
+  CHECK(memhal_string_to_code(MEMHAL_VOCABULARY_FLIP, "h", &code) == MEMHAL_OK && code == MEMHAL_FLIP_HORIZONTAL);
+  CHECK(memhal_string_to_code(MEMHAL_VOCABULARY_ROTATION, "90", &code) == MEMHAL_OK && code == MEMHAL_ROTATION_CW90);
+  CHECK(memhal_string_to_code(MEMHAL_VOCABULARY_ROTATION, "45", &code) == MEMHAL_ERROR_INVALID_ARGUMENT);
+  CHECK(strstr(memhal_last_error_message(), "Rotation '45'") != NULL);
+  CHECK(memhal_code_to_string(MEMHAL_VOCABULARY_INTERPOLATION, 3, &text) == MEMHAL_ERROR_INVALID_ARGUMENT);
+  CHECK(strstr(memhal_last_error_message(), "Interpolation code 3") != NULL);
+  CHECK(memhal_code_to_string(MEMHAL_VOCABULARY_ERROR_CODE, 0, &text) == MEMHAL_ERROR_INVALID_ARGUMENT);
+  CHECK(memhal_code_to_string(MEMHAL_VOCABULARY_IMAGE_BACKEND, MEMHAL_IMAGE_BACKEND_GL, &text) == MEMHAL_OK &&
+        strcmp(text, "gl") == 0);
 }
 
 static void test_abi_is_pinned(void) {
@@ -360,6 +392,8 @@ static void test_image_processor(void) {
   CHECK(options.pad[0] == 114 && options.std[0] == 1.0f && options.resize == 0);
   CHECK(memhal_image_processor_create_on(1, 7, &processor) == MEMHAL_ERROR_INVALID_ARGUMENT && processor == NULL);
   CHECK(strstr(memhal_last_error_message(), "backend 7") != NULL);
+  CHECK(memhal_image_processor_create_on(1, -2, &processor) == MEMHAL_ERROR_INVALID_ARGUMENT && processor == NULL);
+  CHECK(strstr(memhal_last_error_message(), "backend -2") != NULL);
   CHECK_OK(memhal_image_processor_create_on(1, MEMHAL_IMAGE_BACKEND_CPU, &processor));
   CHECK_OK(memhal_image_processor_backend(processor, &x));
   CHECK(x == MEMHAL_IMAGE_BACKEND_CPU);
@@ -528,6 +562,36 @@ static void test_reserved_fields_must_be_zero(void) {
   options.reserved1[6] = 3;
   CHECK(memhal_image_processor_convert(processor, src, dst, &options) == MEMHAL_ERROR_INVALID_ARGUMENT);
   CHECK(strstr(memhal_last_error_message(), "reserved1[6]") != NULL);
+  /* Every option field is checked against its vocabulary, and the error names the field. */
+  options = memhal_convert_options_default();
+  options.flip = MEMHAL_FLIP_BOTH;
+  options.rotation = MEMHAL_ROTATION_CW270;
+  options.resize = MEMHAL_RESIZE_MODE_LETTERBOX;
+  options.interpolation = MEMHAL_INTERPOLATION_AREA;
+  options.matrix = MEMHAL_COLOR_MATRIX_BT709;
+  options.range = MEMHAL_COLOR_RANGE_FULL;
+  CHECK_OK(memhal_image_processor_convert(processor, src, dst, &options)); /* the highest codes are valid */
+  options.rotation = 4;
+  CHECK(memhal_image_processor_convert(processor, src, dst, &options) == MEMHAL_ERROR_INVALID_ARGUMENT);
+  CHECK(strstr(memhal_last_error_message(), "rotation: Rotation code 4 is unknown") != NULL);
+  options = memhal_convert_options_default();
+  options.range = 2;
+  CHECK(memhal_image_processor_convert(processor, src, dst, &options) == MEMHAL_ERROR_INVALID_ARGUMENT);
+  CHECK(strstr(memhal_last_error_message(), "range: ColorRange code 2") != NULL);
+  options = memhal_convert_options_default();
+  options.flip = 0xffffffffu;
+  CHECK(memhal_image_processor_convert(processor, src, dst, &options) == MEMHAL_ERROR_INVALID_ARGUMENT);
+  CHECK(strstr(memhal_last_error_message(), "flip: Flip code 4294967295") != NULL);
+  options = memhal_convert_options_default();
+  options.interpolation = 3;
+  CHECK(memhal_image_processor_convert(processor, src, dst, &options) == MEMHAL_ERROR_INVALID_ARGUMENT);
+  options = memhal_convert_options_default();
+  options.matrix = 2;
+  CHECK(memhal_image_processor_convert(processor, src, dst, &options) == MEMHAL_ERROR_INVALID_ARGUMENT);
+  options = memhal_convert_options_default();
+  options.resize = 2;
+  CHECK(memhal_image_processor_convert(processor, src, dst, &options) == MEMHAL_ERROR_INVALID_ARGUMENT);
+  CHECK(strstr(memhal_last_error_message(), "resize: ResizeMode") != NULL);
   /* NV12 with a plane whose reserved field is set. */
   CHECK_OK(
       memhal_tensor_from_planes(&memfd, 1, 8, 8, MEMHAL_PIXEL_FORMAT_NV12, planes, 2, MEMHAL_MEMORY_KIND_AUTO, &t));

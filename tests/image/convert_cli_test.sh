@@ -161,7 +161,27 @@ expect 2 "--std: .*'inf'" "$memhal" convert "$dir/card.png" "$dir/x.npy" --dtype
 expect 2 "--letterbox: takes no value" "$memhal" convert "$dir/card.png" "$dir/x.png" --letterbox=yes
 expect 2 "--pad: needs a value" "$memhal" convert "$dir/card.png" "$dir/x.png" --pad
 expect 2 "--bogus: unknown option" "$memhal" convert "$dir/card.png" "$dir/x.png" --bogus 1
+# Option values are the vocabulary tables' wire strings or aliases (any case); anything else is
+# a usage error that lists the wire strings.
+expect 2 "--flip: unknown Flip 'sideways' \(expects none\|horizontal\|vertical\|both\)" \
+  "$memhal" convert "$dir/card.png" "$dir/x.png" --flip sideways
+expect 2 "--rotate: unknown Rotation '-90' \(expects none\|cw90\|cw180\|cw270\)" \
+  "$memhal" convert "$dir/card.png" "$dir/x.png" --rotate=-90
+expect 2 "--backend: unknown ImageBackend 'vulkan' \(expects cpu\|gl\)" \
+  "$memhal" convert "$dir/card.png" "$dir/x.png" --backend vulkan
+expect 2 "--range: unknown ColorRange" "$memhal" convert "$dir/card.png" "$dir/x.png" --range 1
 [ ! -e "$dir/x.png" ] || fail "a usage error wrote its output"
+for spellings in "--flip h --rotate 90" "--flip HORIZONTAL --rotate cw90" "--flip=horizontal --rotate=CW90"; do
+  # shellcheck disable=SC2086
+  "$memhal" convert "$dir/card.png" "$dir/turned.rgb" $spellings --backend cpu >/dev/null || fail "$spellings"
+  if [ -e "$dir/turned.first" ]; then
+    cmp -s "$dir/turned.first" "$dir/turned.rgb" || fail "$spellings: not the same picture as the first spelling"
+  else
+    mv "$dir/turned.rgb" "$dir/turned.first"
+  fi
+done
+"$memhal" convert "$dir/card.png" "$dir/box2.png" --out-size 32x32 --resize letterbox --rotate 90 >/dev/null
+cmp -s "$dir/box.png" "$dir/box2.png" || fail "--resize letterbox differs from --letterbox"
 # --name=value is the same option as --name value.
 "$memhal" convert "$dir/card.nv12" "$dir/eq.png" --size=64x48 --format=nv12 --out-size=32x24 --pad=1,2,3 >/dev/null \
   || fail "--name=value options"

@@ -417,7 +417,14 @@ TEST_F(BadInput, ZeroStdAndForeignEnumsAreRejected) {
   EXPECT_ERROR(ErrorCode::InvalidArgument, proc_.convert(src_, dst_, o));
   ConvertOptions bad_enum;
   bad_enum.rotation = static_cast<Rotation>(9);
+  auto refused = proc_.convert(src_, dst_, bad_enum);
+  ASSERT_FALSE(refused.has_value());
+  EXPECT_EQ(refused.error().code(), ErrorCode::InvalidArgument);
+  EXPECT_EQ(refused.error().message(), "ConvertOptions::rotation holds code 9, which is no Rotation");
+  bad_enum = {};
+  bad_enum.range = static_cast<ColorRange>(2);
   EXPECT_ERROR(ErrorCode::InvalidArgument, proc_.convert(src_, dst_, bad_enum));
+  EXPECT_ERROR(ErrorCode::InvalidArgument, ImageProcessor::create({.backend = static_cast<ImageBackend>(2)}));
   expect_untouched();
 }
 
