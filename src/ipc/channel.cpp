@@ -25,6 +25,7 @@ namespace {
 
 constexpr uint32_t kMagic = 0x4843484d;         // "MHCH" in wire order
 constexpr uint32_t kReleaseMagic = 0x4c52484d;  // "MHRL"
+constexpr uint32_t kClosedMagic = 0x4352484d;   // "MHRC"
 constexpr uint16_t kVersion = 2;
 constexpr uint8_t kShareView = 1;
 constexpr uint8_t kShareFrame = 2;
@@ -120,15 +121,24 @@ struct Holds {
       std::unique_lock lock(self->mutex);
       detail::WireReader in(std::span(buffer.data(), n > 0 ? static_cast<std::size_t>(n) : 0));
       uint32_t magic = 0, count = 0;
-      // A receiver gone, or one that speaks garbage, releases everything it held.
-      if (!in.get(magic) || !in.get(count) || magic != kReleaseMagic || in.remaining() != count * 8u) {
-        for (auto& [token, tensor] : self->held) dropped.push_back(std::move(tensor));
-        self->held.clear();
-        lock.unlock();
-        return;
+      uint64_t token = 0;
+      const bool valid = in.get(magic) && in.get(count) && in.remaining() == count * 8u &&
+                         (magic == kReleaseMagic || (magic == kClosedMagic && count == 1));
+      // A receiver gone, or one that speaks garbage, releases everything it held; one that
+      // closed its channel, every share it never read (tokens after the last it read).
+      if (!valid || magic == kClosedMagic) {
+        const uint64_t last_read = valid && in.get(token) ? token : 0;
+        std::erase_if(self->held, [&](auto& entry) {
+          if (entry.first <= last_read) return false;
+          dropped.push_back(std::move(entry.second));
+          return true;
+        });
+        if (!valid) {
+          lock.unlock();
+          return;
+        }
       }
-      for (uint32_t i = 0; i < count; ++i) {
-        uint64_t token = 0;
+      for (uint32_t i = 0; magic == kReleaseMagic && i < count; ++i) {
         in.get(token);
         if (auto it = self->held.find(token); it != self->held.end()) {
           dropped.push_back(std::move(it->second));
@@ -143,9 +153,9 @@ struct Holds {
 // The receiver's end of a back channel: every received share tells the sender when it drops.
 struct Releaser {
   UniqueFd back;
-  void release(uint64_t token) const noexcept {
+  void release(uint64_t token, uint32_t magic = kReleaseMagic) const noexcept {
     detail::WireWriter out;
-    out.put(kReleaseMagic);
+    out.put(magic);
     out.put(uint32_t{1});
     out.put(token);
     const auto bytes = out.take();
@@ -180,6 +190,7 @@ struct ChannelState {
   std::unordered_map<uint64_t, std::shared_ptr<Storage>> imports;  // by the sender's buffer id
   std::unordered_map<uint64_t, Layout> received_views;             // by buffer 0's id
   std::vector<std::byte> buffer;                                   // one message
+  uint64_t last_read = 0;                                          // token of the last share read
 
   void drop_imports() {
     imports.clear();
@@ -187,6 +198,7 @@ struct ChannelState {
   }
 
   ~ChannelState() {
+    if (releaser) releaser->release(last_read, ipc::kClosedMagic);  // the rest was never read
     if (!holds) return;
     bool idle = false;
     {
@@ -563,6 +575,15 @@ Result<std::pair<Tensor, std::optional<Descriptor::FrameFields>>> Channel::recei
       }
       continue;
     }
+    // A share is released whatever fails from here on, so that the sender does not hold it.
+    std::shared_ptr<Share> share;
+    if (message.type == Type::Share) {
+      if (!s.releaser) return detail::fail(ErrorCode::Protocol, "channel receive: a share before its back channel");
+      share = std::make_shared<Share>();
+      share->releaser = s.releaser;
+      share->token = message.token;
+      s.last_read = message.token;
+    }
     const Descriptor* descriptor = message.descriptor ? &*message.descriptor : nullptr;
     if (descriptor) {
       const auto kind = descriptor->memory();
@@ -586,11 +607,7 @@ Result<std::pair<Tensor, std::optional<Descriptor::FrameFields>>> Channel::recei
       return std::pair(std::move(tensor), std::move(message.frame));
     }
     // A share: import what is attached (checked as from_planes checks), then build the tensor
-    // from the imports alone. Whatever fails from here releases the share.
-    if (!s.releaser) return detail::fail(ErrorCode::Protocol, "channel receive: a share before its back channel");
-    auto share = std::make_shared<Share>();
-    share->releaser = s.releaser;
-    share->token = message.token;
+    // from the imports alone.
     const uint64_t first = message.buffers[0].id;
     const auto stored = s.received_views.find(first);
     if (!sent_layout && stored == s.received_views.end()) {
