@@ -300,10 +300,15 @@ Tensor image_from_buffer(py::handle object, int64_t width, int64_t height, py::h
                          py::handle offsets) {
   const auto format = to_vocabulary<PixelFormat>(format_arg, "image_from_buffer");
   const auto info = *pixel_format_info(format);
+  unwrap(Layout::image(width, height, format, DType::U8, 1));  // a valid size before any arithmetic on it
   std::vector<int64_t> packed_pitches;
   for (std::size_t i = 0; i < info.planes; ++i)
     packed_pitches.push_back((i ? width >> info.chroma_shift_x : width) * info.plane_bytes_per_pixel[i]);
   const auto pitches = per_plane(strides, info.planes, format, "strides", packed_pitches);
+  for (int64_t pitch : pitches) {
+    if (pitch < 0 || pitch > (int64_t{1} << 32))
+      raise(ErrorCode::InvalidArgument, "image_from_buffer: pitch " + std::to_string(pitch) + " is outside [0, 2**32]");
+  }
   std::vector<int64_t> packed_offsets{0};
   for (std::size_t i = 1; i < info.planes; ++i)
     packed_offsets.push_back(packed_offsets.back() + pitches[i - 1] * (i > 1 ? height >> info.chroma_shift_y : height));
