@@ -148,24 +148,32 @@ class MEMHAL_EXPORT MemoryDomain {
   /// Makes owned system bytes shareable in place (no copy); no-op for the other kinds.
   void make_shareable() noexcept;
 
-  /// The tensor's bytes as a domain, without copying: a host tensor (Mem, Shm) becomes a
-  /// shared `System` slice when it is contiguous and a `SystemView` when it is strided; a
+  /// The tensor's bytes as a domain, without copying and without losing anything: a host
+  /// tensor (Mem, Shm: one buffer) becomes a shared `System` slice when it is contiguous or a
+  /// multi-plane image (the slice covers every plane) and a `SystemView` when it is strided; a
   /// DmaBuf image tensor becomes an `OwnedDmaBuf` over its fds (duplicated, so the domain owns
   /// them) and a Cuda image tensor (one made by `to_tensor` from an `OwnedCudaBuffer`) an
-  /// `OwnedCudaBuffer` of its planes, each with the tensor as `keep_alive`. Every one keeps the
-  /// tensor's storage alive, and `to_tensor()` gives back a tensor over that same storage
-  /// (`same_storage` holds). `NotImplemented` for a strided multi-plane image, a rank above
-  /// `kMaxViewRank`, a DmaBuf or Cuda tensor without a pixel format or with a layout DRM
-  /// cannot describe, and for other memory kinds; `Io` when `dup` fails.
+  /// `OwnedCudaBuffer` of its planes, each with the tensor as `keep_alive`. Every payload
+  /// remembers the tensor — its storage and whole `Layout` (pixel format, planes with offsets
+  /// and pitches, strides, name) — and keeps it alive, and so a `TensorPool` slot, across
+  /// `share()`, `Tee` and `Frame::share`. `NotImplemented` for a host tensor over several
+  /// buffers, a strided tensor of rank above `kMaxViewRank`, a DmaBuf or Cuda tensor without a
+  /// pixel format or with a layout DRM cannot describe, and for other memory kinds; `Io` when
+  /// `dup` fails.
   static Result<MemoryDomain> from_tensor(const Tensor& tensor);
-  /// The payload as a tensor, without copying: `System` bytes become a 1-D `u8` Mem tensor,
-  /// a `SystemView` a strided Mem tensor of its shape. The tensor keeps the bytes alive and
-  /// may be written only while it is their sole holder and they are memhal's (else its
-  /// `map(Write)` answers `PermissionDenied`: materialise it). A linear `OwnedDmaBuf` made by
-  /// `from_tensor` comes back over that tensor's storage (its fds are checked to be that
-  /// storage's files); any other becomes an image tensor over duplicates of its fds
-  /// (`Tensor::from_planes`: the kernel says whether they import as DmaBuf or Shm) that holds
-  /// its `keep_alive` for as long as the tensor or a view or map of it lives. An
+  /// The payload as a tensor, without copying. A payload made by `from_tensor` (or a share of
+  /// one) and not changed since gives that same tensor back: same storage (`same_storage`,
+  /// `buffer_id`), same layout, same rights — a write through it is seen by every share of
+  /// the frame, as a write through the producer's tensor is (`SystemSlice::mutable_bytes`
+  /// stays copy-on-write; `materialize` to get bytes of your own). Otherwise: `System` bytes
+  /// become a 1-D `u8` tensor and a `SystemView` (a transformed one, say) a strided tensor of
+  /// its shape, over the storage the bytes came from when they came from one (its kind, fd
+  /// and identity), else over the bytes, writable only while the tensor is their sole holder
+  /// and they are memhal's (else `map(Write)` answers `PermissionDenied`). A linear
+  /// `OwnedDmaBuf` whose fds are the files of its `keep_alive` tensor's buffers comes back over
+  /// that storage; any other becomes an image tensor over duplicates of its fds
+  /// (`Tensor::from_planes`: the kernel says whether they import as DmaBuf or Shm). Either way
+  /// the tensor, its views and maps hold the payload's `keep_alive` while they live. An
   /// `OwnedCudaBuffer` with a pixel format becomes a Cuda image tensor over its device
   /// pointers (one buffer from plane 0's pointer; memhal never dereferences them) holding its
   /// `keep_alive`; its `map` answers `NotHostAddressable`. `UnsupportedDomain` for kinds

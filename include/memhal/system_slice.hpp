@@ -8,6 +8,11 @@
 /// * `Shared` — reference-counted bytes: owned bytes after `make_shareable()` (which copies
 ///   nothing: the data pointer stays), or bytes kept alive by another object (a tensor).
 ///
+/// A slice that `MemoryDomain::from_tensor` made from a tensor also remembers that tensor
+/// (its storage and whole `Layout`: pixel format, planes, name), so that `to_tensor()` gives
+/// the same image back; its shares remember it too, and a copy made by `mutable_bytes()` does
+/// not.
+///
 /// `share()` is a reference-count bump for `Lent` and `Shared` slices and a deep copy for
 /// `Owned` ones — the only deep copy any `MemoryDomain::share()` makes; call `make_shareable()`
 /// first (as `Tee` does) to avoid it. Writing goes through `mutable_bytes()`, copy-on-write:
@@ -23,10 +28,14 @@
 #include <memhal/export.hpp>
 #include <memhal/shared_bytes.hpp>
 #include <memhal/vocabulary.hpp>
+#include <memory>
 #include <span>
 #include <vector>
 
 namespace memhal {
+
+class MemoryDomain;
+class Tensor;
 
 class MEMHAL_EXPORT SystemSlice {
  public:
@@ -72,14 +81,17 @@ class MEMHAL_EXPORT SystemSlice {
 
   /// The bytes for writing, copy-on-write: in place when this slice is the sole holder of
   /// bytes memhal owns; otherwise (shared, lent, or kept alive by a tensor) after copying them
-  /// into new `Owned` bytes, which this slice then holds. `OutOfMemory` when the copy fails.
+  /// into new `Owned` bytes, which this slice then holds (no longer the tensor it was made
+  /// from). `OutOfMemory` when the copy fails.
   Result<std::span<std::byte>> mutable_bytes();
 
  private:
   SystemSlice(SharedBytes bytes, Ownership ownership) noexcept : bytes_(std::move(bytes)), ownership_(ownership) {}
 
+  friend class MemoryDomain;  // sets and reads source_
   SharedBytes bytes_;
   Ownership ownership_ = Ownership::Owned;
+  std::shared_ptr<const Tensor> source_;  ///< the tensor these bytes are, when made from one
 };
 
 /// "owned", "lent" or "shared".

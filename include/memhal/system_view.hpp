@@ -6,7 +6,9 @@
 /// every transform composes strides over the same bytes (the result shares them, `data()` of
 /// the bytes unchanged), and `materialize()` makes the one dense copy a consumer that needs
 /// packed bytes pays. Rotations act on the first two axes (rows, columns: an `{h, w, c}` image)
-/// and are compositions of `transpose` and `flip`.
+/// and are compositions of `transpose` and `flip`. A view that `MemoryDomain::from_tensor` made
+/// from a strided tensor remembers that tensor (storage and whole `Layout`) for `to_tensor()`;
+/// its shares do too, a transformed or materialised view does not.
 ///
 /// Thread-safety: a value (one thread at a time); views sharing bytes may be used and dropped
 /// on different threads at once. The bytes are never written through a view.
@@ -19,9 +21,13 @@
 #include <memhal/shared_bytes.hpp>
 #include <memhal/tensor_view.hpp>
 #include <memhal/vocabulary.hpp>
+#include <memory>
 #include <span>
 
 namespace memhal {
+
+class MemoryDomain;
+class Tensor;
 
 class MEMHAL_EXPORT SystemView {
  public:
@@ -62,8 +68,10 @@ class MEMHAL_EXPORT SystemView {
   SystemView(SharedBytes bytes, TensorView view) noexcept : bytes_(std::move(bytes)), view_(view) {}
   Result<SystemView> with(Result<TensorView> view) const;
 
+  friend class MemoryDomain;  // sets and reads source_
   SharedBytes bytes_;
   TensorView view_;
+  std::shared_ptr<const Tensor> source_;  ///< the tensor this view is, when made from one
 };
 
 }  // namespace memhal

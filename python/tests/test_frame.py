@@ -59,3 +59,19 @@ def test_a_frame_crosses_a_channel_with_its_timing():
     assert (received.sequence, received.pts) == (11, 5)
     with received.to_tensor().map("read") as m:
         assert np.asarray(m).tolist() == list(range(32))
+
+
+@pytest.mark.parametrize("fmt", ["nv12", "yuyv", "i420"])
+@pytest.mark.parametrize("memory", ["mem", "shm"])
+def test_a_frame_of_an_image_gives_the_same_image_back(fmt, memory):
+    if not memhal.is_available(memory):
+        pytest.skip(f"{memory} cannot be allocated here")
+    image = memhal.Tensor.image(64, 32, fmt, memory=memory)
+    branches = memhal.Tee(2).push(memhal.Frame.from_tensor(image, sequence=1))
+    for branch in branches:
+        back = branch.share().to_tensor()
+        assert back.pixel_format == image.pixel_format
+        assert (back.shape, back.strides, back.memory) == (image.shape, image.strides, image.memory)
+        assert back.same_storage(image)
+        dst = memhal.Tensor.image(64, 32, "rgb", memory="mem")
+        memhal.ImageProcessor(backend="cpu").convert(back, dst)  # takes the frame's tensor as it is

@@ -1,6 +1,6 @@
 // Tensor <-> MemoryDomain without copying: host tensors lend their storage to System bytes,
 // DMA-BUF tensors their fds to an OwnedDmaBuf, CUDA images their device pointers to an
-// OwnedCudaBuffer, and each comes back over the storage it came from.
+// OwnedCudaBuffer; each payload remembers its tensor, and an unchanged one gives it back.
 #include <memhal/memory_domain.hpp>
 #include <memhal/pixel_format.hpp>
 
@@ -40,51 +40,6 @@ class BytesStorage final : public detail::Storage {
   SharedBytes bytes_;
 };
 
-// A host storage lent to System bytes, seen again as a tensor: it reports the original kind
-// and fd (so a frame from a Shm pool can still travel over a Channel) and reads through the
-// original storage, but refuses writes like any bytes a frame shares.
-class LentStorage final : public detail::Storage {
- public:
-  LentStorage(SharedBytes bytes, std::shared_ptr<detail::Storage> origin)
-      : bytes_(std::move(bytes)), origin_(std::move(origin)) {}
-  MemoryKind kind() const noexcept override { return origin_->kind(); }
-  std::size_t size() const noexcept override { return origin_->size(); }
-  int fd() const noexcept override { return origin_->fd(); }
-  const detail::Storage& origin() const noexcept override { return origin_->origin(); }
-  Result<std::byte*> begin_access(CpuAccess access) override {
-    if (can_write(access)) {
-      return detail::fail(ErrorCode::PermissionDenied, "write access to ", bytes_.size(), " bytes of a ",
-                          to_string(origin_->kind()), " buffer that a frame shares: materialize the tensor to get ",
-                          "bytes of its own");
-    }
-    return origin_->begin_access(access);
-  }
-  void end_access(CpuAccess access) noexcept override { origin_->end_access(access); }
-  const SharedBytes& bytes() const noexcept { return bytes_; }
-
- private:
-  SharedBytes bytes_;  // keeps the frame's block (and so the origin's read access) alive
-  std::shared_ptr<detail::Storage> origin_;
-};
-
-// An imported buffer that also holds what its frame's producer needs alive (an OwnedDmaBuf's
-// keep_alive) for as long as any tensor or map over it lives.
-class KeptStorage final : public detail::Storage {
- public:
-  KeptStorage(std::shared_ptr<detail::Storage> inner, KeepAlive keep_alive)
-      : inner_(std::move(inner)), keep_alive_(std::move(keep_alive)) {}
-  MemoryKind kind() const noexcept override { return inner_->kind(); }
-  std::size_t size() const noexcept override { return inner_->size(); }
-  int fd() const noexcept override { return inner_->fd(); }
-  const detail::Storage& origin() const noexcept override { return inner_->origin(); }
-  Result<std::byte*> begin_access(CpuAccess access) override { return inner_->begin_access(access); }
-  void end_access(CpuAccess access) noexcept override { inner_->end_access(access); }
-
- private:
-  std::shared_ptr<detail::Storage> inner_;
-  KeepAlive keep_alive_;
-};
-
 // CUDA device memory handed over as an OwnedCudaBuffer: the tensor carries it, with its
 // keep-alive, through views, frames and recordings; memhal never dereferences it and the CPU
 // cannot map it.
@@ -120,9 +75,6 @@ struct ReadAccess {
 // The whole of a host storage as shared bytes (a count bump when it already holds some).
 Result<SharedBytes> storage_bytes(const std::shared_ptr<detail::Storage>& storage) {
   if (const auto* bytes = dynamic_cast<const BytesStorage*>(storage.get())) return bytes->bytes();
-  if (const auto* lent = dynamic_cast<const LentStorage*>(storage.get())) {
-    return detail::SharedBytesAccess::whole(lent->bytes());
-  }
   MEMHAL_ASSIGN_OR_RETURN(std::byte * base, storage->begin_access(CpuAccess::Read));
   auto access = std::make_shared<const ReadAccess>(storage, base);
   return detail::SharedBytesAccess::of_storage(std::span<const std::byte>(base, storage->size()), std::move(access),
@@ -176,7 +128,9 @@ Result<std::vector<PlaneLayout>> drm_planes(const Layout& layout, PixelFormat fo
   return planes;
 }
 
-Result<MemoryDomain> dmabuf_domain(const Tensor& tensor) {
+// The DRM description of a DmaBuf image tensor (format, size, planes' offsets and pitches)
+// without fds; `buffer_of_plane[i]` says which of the tensor's buffers plane i lies in.
+Result<OwnedDmaBuf> describe_dmabuf(const Tensor& tensor, std::array<uint32_t, kMaxPlanes>& buffer_of_plane) {
   const Layout& layout = tensor.layout();
   const auto format = layout.pixel_format();
   if (!format) {
@@ -191,17 +145,26 @@ Result<MemoryDomain> dmabuf_domain(const Tensor& tensor) {
   dmabuf.height = layout.is_multi_plane() ? layout.shape()[0] : layout.shape()[planar ? 1 : 0];
   dmabuf.width = layout.is_multi_plane() ? layout.shape()[1] : layout.shape()[planar ? 2 : 1];
   dmabuf.plane_count = static_cast<uint32_t>(planes.size());
-  const auto& buffers = detail::TensorAccess::buffers(tensor);
-  std::array<SharedFd, kMaxPlanes> fds{};
   for (std::size_t i = 0; i < planes.size(); ++i) {
-    // The storage keeps its own fd; the domain gets one duplicate per buffer, which it owns.
-    SharedFd& fd = fds[planes[i].buffer];
-    if (!fd) {
-      MEMHAL_ASSIGN_OR_RETURN(fd, SharedFd::duplicate(buffers[planes[i].buffer]->fd()));
-    }
-    dmabuf.planes[i].fd = fd;
+    buffer_of_plane[i] = planes[i].buffer;
     dmabuf.planes[i].offset = planes[i].offset;
     dmabuf.planes[i].pitch = planes[i].pitch;
+  }
+  return dmabuf;
+}
+
+Result<MemoryDomain> dmabuf_domain(const Tensor& tensor) {
+  std::array<uint32_t, kMaxPlanes> buffer_of_plane{};
+  MEMHAL_ASSIGN_OR_RETURN(OwnedDmaBuf dmabuf, describe_dmabuf(tensor, buffer_of_plane));
+  const auto& buffers = detail::TensorAccess::buffers(tensor);
+  std::array<SharedFd, kMaxPlanes> fds{};
+  for (std::size_t i = 0; i < dmabuf.plane_count; ++i) {
+    // The storage keeps its own fd; the domain gets one duplicate per buffer, which it owns.
+    SharedFd& fd = fds[buffer_of_plane[i]];
+    if (!fd) {
+      MEMHAL_ASSIGN_OR_RETURN(fd, SharedFd::duplicate(buffers[buffer_of_plane[i]]->fd()));
+    }
+    dmabuf.planes[i].fd = fd;
   }
   dmabuf.keep_alive = KeepAlive::of(std::make_shared<const Tensor>(tensor));
   return MemoryDomain(std::move(dmabuf));
@@ -260,6 +223,26 @@ std::optional<detail::TensorAccess::Buffers> buffers_behind(const Tensor& source
   return ours;
 }
 
+// Whether `dmabuf`, whose distinct fds are the files of `behind` (plane i in fd
+// `fd_of_plane[i]`), is still what dmabuf_domain made of `source`.
+bool describes(const OwnedDmaBuf& dmabuf, const std::array<uint32_t, kMaxPlanes>& fd_of_plane,
+               const detail::TensorAccess::Buffers& behind, const Tensor& source) {
+  std::array<uint32_t, kMaxPlanes> buffer_of_plane{};
+  const auto described = describe_dmabuf(source, buffer_of_plane);
+  if (!described || described->format != dmabuf.format || described->width != dmabuf.width ||
+      described->height != dmabuf.height || described->plane_count != dmabuf.plane_count) {
+    return false;
+  }
+  const auto& theirs = detail::TensorAccess::buffers(source);
+  for (uint32_t i = 0; i < dmabuf.plane_count; ++i) {
+    if (described->planes[i].offset != dmabuf.planes[i].offset ||
+        described->planes[i].pitch != dmabuf.planes[i].pitch || behind[fd_of_plane[i]] != theirs[buffer_of_plane[i]]) {
+      return false;
+    }
+  }
+  return true;
+}
+
 Result<Tensor> dmabuf_tensor(const OwnedDmaBuf& dmabuf) {
   if (dmabuf.modifier != kDrmModifierLinear) {
     return detail::fail(ErrorCode::NotImplemented, "DMA-BUF frame with DRM modifier 0x", std::hex, dmabuf.modifier,
@@ -284,21 +267,30 @@ Result<Tensor> dmabuf_tensor(const OwnedDmaBuf& dmabuf) {
   MEMHAL_ASSIGN_OR_RETURN(const Layout layout,
                           image_layout(dmabuf.format, dmabuf.width, dmabuf.height,
                                        std::span(planes.data(), dmabuf.plane_count), "DMA-BUF frame"));
-  // A frame made from a tensor (dmabuf_domain) comes back over that tensor's own storage.
+  // A frame made from a tensor (dmabuf_domain) comes back as that tensor while it still
+  // describes it, and over that tensor's own storage when its planes were changed since.
   if (const Tensor* source = dmabuf.keep_alive.get<Tensor>()) {
     if (auto buffers = buffers_behind(*source, fds)) {
+      if (describes(dmabuf, buffer_of_plane, *buffers, *source)) return *source;
       MEMHAL_TRY(detail::check_layout_fits(layout, *buffers));
       return detail::TensorAccess::make(layout, std::move(*buffers));
     }
   }
   MEMHAL_ASSIGN_OR_RETURN(Tensor tensor, Tensor::from_planes(fds, layout));
   if (!dmabuf.keep_alive) return tensor;
-  detail::TensorAccess::Buffers kept{};
-  for (std::size_t i = 0; i < kept.size(); ++i) {
-    const auto& buffer = detail::TensorAccess::buffers(tensor)[i];
-    if (buffer) kept[i] = std::make_shared<KeptStorage>(buffer, dmabuf.keep_alive);
+  // Each buffer is held through an alias whose owner also holds the keep-alive, so that every
+  // view and map of the tensor keeps what the frame's producer needs alive (a pool slot, a
+  // V4L2 buffer not to be requeued), and the buffer stays its own identity.
+  struct Kept {
+    detail::TensorAccess::Buffers buffers;
+    KeepAlive keep_alive;
+  };
+  const auto kept = std::make_shared<const Kept>(Kept{detail::TensorAccess::buffers(tensor), dmabuf.keep_alive});
+  detail::TensorAccess::Buffers buffers{};
+  for (std::size_t i = 0; i < buffers.size(); ++i) {
+    if (kept->buffers[i]) buffers[i] = std::shared_ptr<detail::Storage>(kept, kept->buffers[i].get());
   }
-  return detail::TensorAccess::make(tensor.layout(), std::move(kept));
+  return detail::TensorAccess::make(tensor.layout(), std::move(buffers));
 }
 
 // CUDA device planes as one buffer: the storage of the tensor a frame was made from
@@ -377,7 +369,7 @@ Result<Tensor> bytes_tensor(std::span<const int64_t> shape, std::span<const int6
   const detail::ByteBlock* block = detail::SharedBytesAccess::block(bytes);
   if (block != nullptr && block->storage) {
     offset += bytes.data() - block->data;
-    buffers[0] = std::make_shared<LentStorage>(bytes, block->storage);
+    buffers[0] = block->storage;
   } else {
     buffers[0] = std::make_shared<BytesStorage>(std::move(bytes));
   }
@@ -391,7 +383,13 @@ Result<Tensor> bytes_tensor(std::span<const int64_t> shape, std::span<const int6
 Result<MemoryDomain> MemoryDomain::from_tensor(const Tensor& tensor) {
   switch (tensor.memory()) {
     case MemoryKind::Mem:
-    case MemoryKind::Shm: return host_domain(tensor);
+    case MemoryKind::Shm: {
+      MEMHAL_ASSIGN_OR_RETURN(MemoryDomain domain, host_domain(tensor));
+      auto source = std::make_shared<const Tensor>(tensor);
+      if (auto* slice = domain.get_if<SystemSlice>()) slice->source_ = std::move(source);
+      if (auto* view = domain.get_if<SystemView>()) view->source_ = std::move(source);
+      return domain;
+    }
     case MemoryKind::DmaBuf: return dmabuf_domain(tensor);
     case MemoryKind::Cuda: return cuda_domain(tensor);
     default:
@@ -402,10 +400,12 @@ Result<MemoryDomain> MemoryDomain::from_tensor(const Tensor& tensor) {
 
 Result<Tensor> MemoryDomain::to_tensor() const {
   if (const auto* slice = std::get_if<SystemSlice>(&payload_)) {
+    if (slice->source_) return *slice->source_;
     const std::array<int64_t, 1> shape{static_cast<int64_t>(slice->size())}, strides{1};
     return bytes_tensor(shape, strides, 0, DType::U8, slice->shared_bytes());
   }
   if (const auto* system_view = std::get_if<SystemView>(&payload_)) {
+    if (system_view->source_) return *system_view->source_;
     const TensorView& view = system_view->view();
     return bytes_tensor(view.shape(), view.strides(), view.offset(), view.dtype(), system_view->bytes());
   }

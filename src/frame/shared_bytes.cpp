@@ -110,7 +110,7 @@ SystemSlice SystemSlice::lend(std::span<const std::byte> bytes, std::function<vo
 }
 
 Result<SystemSlice> SystemSlice::share() const {
-  if (ownership_ != Ownership::Owned) return SystemSlice(bytes_, ownership_);
+  if (ownership_ != Ownership::Owned) return *this;
   return copy_of(bytes_.span());
 }
 
@@ -119,6 +119,7 @@ Result<std::span<std::byte>> SystemSlice::mutable_bytes() {
   MEMHAL_ASSIGN_OR_RETURN(SharedBytes copy, SharedBytes::copy_of(bytes_.span()));
   bytes_ = std::move(copy);
   ownership_ = Ownership::Owned;
+  source_.reset();
   return std::span<std::byte>(bytes_.mutable_data(), bytes_.size());
 }
 

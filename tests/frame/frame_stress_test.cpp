@@ -3,9 +3,16 @@
 // the reference counts or the copy-on-write paths shows up there as a report; here it checks
 // that every native object and every lent buffer is released exactly once and that no write
 // reached a shared original.
+#include <memhal/memory.hpp>
+#include <memhal/memory_domain.hpp>
 #include <memhal/tee.hpp>
+#include <memhal/tensor_pool.hpp>
 
 #include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <optional>
 #include <thread>
 
 #include "test_support.hpp"
@@ -176,6 +183,115 @@ TEST(FrameStress, ASoleOwnerWritesInPlaceOnlyAfterOtherThreadsDroppedTheirShares
     long expected = 64;
     for (int r = 1; r < kRounds; ++r) expected += 64L * ((r - 1) & 0xFF);
     EXPECT_EQ(sums[static_cast<std::size_t>(p)], expected) << "a reader saw a write meant for later";
+  }
+}
+
+// The byte at `index` of frame `sequence`: every frame differs from the last three everywhere.
+uint8_t pattern(uint64_t sequence, std::size_t index) {
+  return static_cast<uint8_t>(sequence * 131 + index * 7 + (index >> 8));
+}
+
+class FrameQueue {
+ public:
+  void push(std::optional<Frame> frame) {
+    {
+      std::lock_guard lock(mutex_);
+      frames_.push_back(std::move(frame));
+    }
+    ready_.notify_one();
+  }
+  std::optional<Frame> pop() {  // nothing: the producer is done
+    std::unique_lock lock(mutex_);
+    ready_.wait(lock, [&] { return !frames_.empty(); });
+    std::optional<Frame> frame = std::move(frames_.front());
+    frames_.pop_front();
+    return frame;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable ready_;
+  std::deque<std::optional<Frame>> frames_;
+};
+
+// A consumer that turns each frame back into a tensor, drops the frame, holds the tensor (or a
+// view of it) a while and then checks every byte: a slot handed out again too early would
+// have been overwritten with a later frame's pattern by then.
+void consume(FrameQueue& queue, bool through_view, std::atomic<int>& bad, std::atomic<int>& seen) {
+  uint64_t held = 0;
+  while (std::optional<Frame> frame = queue.pop()) {
+    const uint64_t sequence = frame->sequence;
+    auto tensor = frame->payload.to_tensor();
+    if (!tensor) {
+      bad.fetch_add(1);
+      continue;
+    }
+    frame.reset();
+    if (through_view) tensor = tensor->crop(0, 0, tensor->shape()[1], tensor->shape()[0]);
+    if (!tensor) {
+      bad.fetch_add(1);
+      continue;
+    }
+    if (++held % 7 == 0) {
+      std::this_thread::sleep_for(std::chrono::microseconds(20));
+    } else {
+      std::this_thread::yield();
+    }
+    auto map = tensor->map(CpuAccess::Read);
+    const std::byte* bytes = map ? map->data() : nullptr;
+    bool ok = bytes != nullptr;
+    const auto size = static_cast<std::size_t>(tensor->layout().byte_extent(0).end);
+    for (std::size_t i = 0; ok && i < size; ++i) {
+      ok = bytes[i] == std::byte{pattern(sequence, i)};
+    }
+    if (!ok) bad.fetch_add(1);
+    seen.fetch_add(1);
+  }
+}
+
+// Producer against two consumers through a pool of three: 10^4 frames, each fanned out by a
+// Tee; the producer blocks until a slot is really free. Fails (and TSan reports a race) if a
+// slot could come back while a tensor from a frame of it still lives.
+TEST(FrameStress, APoolSlotIsNeverHandedOutWhileAFrameOfItLives) {
+  constexpr uint64_t kFrames = 10000;
+  for (const MemoryKind kind : {MemoryKind::Mem, MemoryKind::Shm}) {
+    if (!is_available(kind)) continue;
+    ASSERT_OK_AND_ASSIGN(const Layout layout, Layout::image(64, 32, PixelFormat::Nv12));
+    ASSERT_OK_AND_ASSIGN(TensorPool pool, TensorPool::create(layout, 3, kind));
+    ASSERT_OK_AND_ASSIGN(const Tee tee, Tee::create(2));
+    std::array<FrameQueue, 2> queues;
+    std::atomic<int> bad{0}, seen{0};
+    std::thread a(consume, std::ref(queues[0]), false, std::ref(bad), std::ref(seen));
+    std::thread b(consume, std::ref(queues[1]), true, std::ref(bad), std::ref(seen));
+    std::array<uint64_t, 3> slots{};
+    std::size_t distinct = 0;
+    for (uint64_t n = 0; n < kFrames; ++n) {
+      auto image = pool.acquire(std::chrono::seconds(30));
+      ASSERT_TRUE(image.has_value()) << image.error().to_string();
+      const uint64_t id = image->buffer_id();
+      if (std::find(slots.begin(), slots.begin() + distinct, id) == slots.begin() + distinct) {
+        ASSERT_LT(distinct, slots.size()) << "a pool of 3 handed out a 4th buffer identity " << id;
+        slots[distinct++] = id;
+      }
+      {
+        ASSERT_OK_AND_ASSIGN(const TensorMap map, image->map(CpuAccess::Write));
+        const std::size_t size = static_cast<std::size_t>(layout.byte_extent(0).end);
+        for (std::size_t i = 0; i < size; ++i) map.data()[i] = std::byte{pattern(n, i)};
+      }
+      ASSERT_OK_AND_ASSIGN(MemoryDomain payload, MemoryDomain::from_tensor(*image));
+      image = Tensor::create({1}, DType::U8, MemoryKind::Mem);  // only the frame holds the slot now
+      ASSERT_OK_AND_ASSIGN(std::vector<Frame> branches, tee.push(Frame{std::move(payload), {}, n, {}}));
+      queues[0].push(std::move(branches[0]));
+      queues[1].push(std::move(branches[1]));
+    }
+    queues[0].push(std::nullopt);
+    queues[1].push(std::nullopt);
+    a.join();
+    b.join();
+    EXPECT_EQ(bad.load(), 0) << to_string(kind) << ": frames whose bytes changed while a consumer held them";
+    EXPECT_EQ(seen.load(), static_cast<int>(2 * kFrames));
+    EXPECT_EQ(distinct, 3u) << "every slot was used, each as one buffer identity";
+    EXPECT_EQ(pool.available(), 3u);
   }
 }
 

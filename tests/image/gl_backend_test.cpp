@@ -5,11 +5,15 @@
 #include <gtest/gtest.h>
 #include <memhal/image_processor.hpp>
 #include <memhal/memory.hpp>
+#include <memhal/memory_domain.hpp>
+#include <memhal/tee.hpp>
 #include <memhal/tensor_map.hpp>
+#include <memhal/tensor_pool.hpp>
 
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <optional>
 #include <random>
 #include <string>
@@ -438,6 +442,41 @@ TEST(GlBackend, ADmaBufFrameIsImportedOncePerBufferAndSampledInPlace) {
   }
   ASSERT_OK(gl.convert(frame, dst));
   EXPECT_EQ(gl.stats().dma_buf_imports, 4u);
+}
+
+// A camera's ring through GL: a pool of 4 DmaBuf slots, each frame going through a frame
+// (MemoryDomain, Tee) and back to a tensor, is imported once per slot and plane, not once per
+// frame. Runs where the real import does (see above); the keying itself is tested without EGL
+// in tensor_pool_test (APerBufferCacheHitsFromTheSecondHandOutOfEachSlot).
+TEST(GlBackend, APoolOfFourThroughGlIsImportedOncePerSlot) {
+  GL_PROCESSOR_OR_SKIP(gl);
+  if (!gl.gl_driver()->dma_buf_import) {
+    GTEST_SKIP() << "GL driver " << gl.gl_driver()->renderer
+                 << " does not advertise EGL_EXT_image_dma_buf_import (Debian 12's llvmpipe does not)";
+  }
+  if (!is_available(MemoryKind::DmaBuf)) {
+    GTEST_SKIP() << "no DMA-BUF to import here: " << availability(MemoryKind::DmaBuf).reason;
+  }
+  std::mt19937 rng(9);
+  ASSERT_OK_AND_ASSIGN(const Layout layout, Layout::image(320, 240, PixelFormat::Nv12));
+  ASSERT_OK_AND_ASSIGN(TensorPool pool, TensorPool::create(layout, 4, MemoryKind::DmaBuf));
+  ASSERT_OK_AND_ASSIGN(Tensor dst, Tensor::image(160, 120, PixelFormat::Rgb, MemoryKind::Mem));
+  ASSERT_OK_AND_ASSIGN(const Tee tee, Tee::create(2));
+  std::deque<std::vector<Frame>> in_flight;  // three frames downstream: the ring cycles
+  constexpr int kFrames = 24;
+  for (int n = 0; n < kFrames; ++n) {
+    ASSERT_OK_AND_ASSIGN(const Tensor image, pool.try_acquire());
+    testing::fill_random(image, rng);
+    ASSERT_OK_AND_ASSIGN(MemoryDomain payload, MemoryDomain::from_tensor(image));
+    ASSERT_OK_AND_ASSIGN(std::vector<Frame> branches, tee.push(Frame{std::move(payload), {}, uint64_t(n), {}}));
+    ASSERT_OK_AND_ASSIGN(const Tensor back, branches[1].payload.to_tensor());
+    ASSERT_OK(gl.convert(back, dst));
+    EXPECT_EQ(gl.last_backend(), ImageBackend::Gl);
+    EXPECT_EQ(report(reference::compare(back, dst, {}, 5, 2.0)), "") << "frame " << n;
+    in_flight.push_back(std::move(branches));
+    if (in_flight.size() > 3) in_flight.pop_front();
+  }
+  EXPECT_EQ(gl.stats().dma_buf_imports, 4u * 2u) << "4 slots x 2 planes, not " << kFrames << " frames x 2";
 }
 
 TEST(GlUnavailable, WithNoGlDriverAutoSelectionSaysWhyAndAPinnedGlRequestFails) {
