@@ -4,7 +4,10 @@
 ///
 /// A value type. `share()` gives another consumer the same frame without copying bytes
 /// (the payload's `share()`; metadata shared copy-on-write); `make_shareable()` first, as `Tee`
-/// does, makes that true for owned system bytes too.
+/// does, makes that true for owned system bytes too. A frame made from a tensor
+/// (`MemoryDomain::from_tensor`), every share of it, and every tensor back from one
+/// (`payload.to_tensor()`) keep that tensor's image and its buffer — a `TensorPool` slot
+/// included — alive.
 ///
 /// Thread-safety: a value (one thread at a time); shares may be used, written (copy-on-write)
 /// and dropped on any threads at once.
