@@ -1,7 +1,10 @@
 // Passing a tensor to another process: memhal's Channel (descriptor + fd, the payload stays
 // put) against writing the same bytes through a socket, at 4 KiB, 1 MiB and 64 MiB. Each
 // iteration is a round trip: send, the child receives (and reads one byte of the payload),
-// the child acknowledges. Ratios are printed after the table.
+// the child acknowledges. Then a camera's ring: frames from a TensorPool of 8 1080p NV12 Shm
+// images to a second (forked) process, send -> receive_frame -> release, with the buffer
+// registry (each buffer crosses once) against the full per-frame path (fds, import and mmap
+// every frame). Ratios are printed after the table.
 #include <benchmark/benchmark.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -11,6 +14,7 @@
 #include <cstring>
 #include <map>
 #include <memhal/channel.hpp>
+#include <memhal/tensor_pool.hpp>
 #include <string>
 #include <vector>
 
@@ -106,6 +110,64 @@ void BM_SocketCopyRoundTrip(benchmark::State& state) {
   ::close(acks[0]);
 }
 
+// The child of the ring benchmark: receive a frame, read a byte of its chroma, drop it (which
+// releases it to the sender), acknowledge; until the channel closes.
+[[noreturn]] void frame_child(memhal::ipc::Channel channel, int ack) {
+  for (;;) {
+    char seen = 0;
+    {
+      auto frame = channel.receive_frame();
+      if (!frame) _exit(0);
+      auto tensor = frame->payload.to_tensor();
+      if (!tensor) _exit(2);
+      auto map = tensor->map(memhal::CpuAccess::Read);
+      if (!map) _exit(3);
+      seen = static_cast<char>(map->const_data()[tensor->nbytes() - 1]);
+    }
+    if (::write(ack, &seen, 1) != 1) _exit(1);
+  }
+}
+
+// state.range(0): 1 with the buffer registry, 0 with the full per-frame path.
+void BM_PoolRingRoundTrip(benchmark::State& state) {
+  auto ends = memhal::ipc::Channel::pair();
+  int acks[2];
+  must(ends.has_value() && ::pipe(acks) == 0, "setup");
+  auto pool = memhal::TensorPool::create(memhal::Layout::image(1920, 1080, memhal::PixelFormat::Nv12).value(), 8,
+                                         memhal::MemoryKind::Shm);
+  must(pool.has_value(), "pool of 8 1080p nv12 shm images");
+  const pid_t child = ::fork();
+  if (child == 0) {
+    ::close(acks[0]);
+    { auto unused = std::move(ends->first); }
+    frame_child(std::move(ends->second), acks[1]);
+  }
+  ::close(acks[1]);
+  { auto unused = std::move(ends->second); }
+  ends->first.set_buffer_registry(state.range(0) == 1);
+  uint64_t sequence = 0;
+  for (auto _ : state) {
+    auto tensor = pool->acquire(std::chrono::seconds(10));
+    must(tensor.has_value(), "acquire");
+    auto payload = memhal::MemoryDomain::from_tensor(*tensor);
+    must(payload.has_value(), "from_tensor");
+    must(ends->first
+             .send(memhal::Frame{
+                 std::move(*payload), {static_cast<int64_t>(sequence) * 33'333'333, {}, {}}, sequence, {}})
+             .has_value(),
+         "send");
+    ++sequence;
+    char seen;
+    must(::read(acks[0], &seen, 1) == 1, "ack");
+  }
+  state.counters["socket_bytes_per_frame"] =
+      static_cast<double>(ends->first.bytes_sent()) / static_cast<double>(std::max<int64_t>(state.iterations(), 1));
+  { auto closed = std::move(ends->first); }
+  ::waitpid(child, nullptr, 0);
+  ::close(acks[0]);
+}
+
+BENCHMARK(BM_PoolRingRoundTrip)->ArgName("registry")->Arg(1)->Arg(0)->UseRealTime();
 BENCHMARK(BM_ChannelRoundTrip)->Arg(kSizes[0])->Arg(kSizes[1])->Arg(kSizes[2])->UseRealTime();
 BENCHMARK(BM_SocketCopyRoundTrip)->Arg(kSizes[0])->Arg(kSizes[1])->Arg(kSizes[2])->UseRealTime();
 
@@ -124,5 +186,11 @@ int main(int argc, char** argv) {
     const double small = r.real_seconds("BM_ChannelRoundTrip/" + std::to_string(kSizes[0]) + "/real_time");
     const double large = r.real_seconds("BM_ChannelRoundTrip/" + std::to_string(kSizes[2]) + "/real_time");
     std::printf("channel 64 MiB vs 4 KiB: %.2fx (size-independent if within 1.5x)\n", large / small);
+    const double registry = r.real_seconds("BM_PoolRingRoundTrip/registry:1/real_time");
+    const double full = r.real_seconds("BM_PoolRingRoundTrip/registry:0/real_time");
+    std::printf(
+        "pool ring of 8 1080p nv12 shm frames, send -> receive -> release: registry %.1f us, full path "
+        "%.1f us per frame: %.1fx less time (goal >= 3x)\n",
+        registry * 1e6, full * 1e6, registry > 0 ? full / registry : 0.0);
   });
 }

@@ -1,4 +1,5 @@
-// libFuzzer target: the recording reader over an arbitrary file, materialising every record.
+// libFuzzer target: the recording reader over an arbitrary file, materialising every record
+// (as a frame too, where it is one).
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -14,6 +15,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       auto record = replayer->next();
       if (!record || !record->has_value()) break;
       (void)(*record)->materialize(memhal::MemoryKind::Mem);
+      if ((*record)->descriptor.frame) (void)(*record)->materialize_frame(memhal::MemoryKind::Mem);
     }
   }
   ::close(fd);

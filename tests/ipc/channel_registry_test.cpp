@@ -2,6 +2,7 @@
 // pooled buffer is never handed out again while the other side holds a frame of it.
 #include <dirent.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -28,6 +29,22 @@ int open_fd_count() {
   while (dirent* entry = ::readdir(dir)) count += entry->d_name[0] != '.';
   ::closedir(dir);
   return count - 1;  // the directory's own fd
+}
+
+// Open fds on the file behind `fd` (an import is a duplicate of the sender's fd): exact,
+// whatever other tests' channels are still closing.
+int fds_on_file_of(int fd) {
+  struct stat file {};
+  if (::fstat(fd, &file) != 0) return -1;
+  int count = 0;
+  DIR* dir = ::opendir("/proc/self/fd");
+  while (dirent* entry = ::readdir(dir)) {
+    struct stat other {};
+    const std::string link = std::string("/proc/self/fd/") + entry->d_name;
+    count += ::stat(link.c_str(), &other) == 0 && other.st_ino == file.st_ino && other.st_dev == file.st_dev;
+  }
+  ::closedir(dir);
+  return count;
 }
 
 // Shared mappings (a memfd or DMA-BUF import is one; the heap growing is not).
@@ -202,7 +219,7 @@ TEST(ChannelRegistry, ViewsOfARegisteredBufferTravelAsLayoutsAndWiderOnesReattac
     ASSERT_OK_AND_ASSIGN(TensorMap map, base.map(CpuAccess::Write));
     for (int i = 0; i < 16 * 256; ++i) map.data()[i] = std::byte(i / 256);
   }
-  const int fds_before = open_fd_count();
+  ASSERT_OK_AND_ASSIGN(UniqueFd watch, base.clone_fd());
   ASSERT_OK_AND_ASSIGN(Tensor top, base.slice(0, 0, 2));
   ASSERT_OK_AND_ASSIGN(Tensor bottom, base.slice(0, 14, 16));  // reaches further: its fd again
   ASSERT_OK_AND_ASSIGN(Tensor middle, base.slice(0, 7, 8));
@@ -213,31 +230,31 @@ TEST(ChannelRegistry, ViewsOfARegisteredBufferTravelAsLayoutsAndWiderOnesReattac
     ASSERT_OK_AND_ASSIGN(TensorMap map, received.map(CpuAccess::Read));
     EXPECT_EQ(map.const_data()[0], std::byte(row));
   }
-  // Both ends' back channel, and at most the two imports of base (the second replaced the
-  // first, which closes when no received tensor uses it).
-  EXPECT_LE(open_fd_count() - fds_before, 2 + 1);
+  // base's, ours and one import: the second (wider) replaced the first, which closed with its
+  // tensor.
+  EXPECT_EQ(fds_on_file_of(watch.get()), 3);
 }
 
 TEST(ChannelRegistry, ABufferWhoseStorageIsGoneIsRetiredAndTheReceiverDropsItsImport) {
   ASSERT_OK_AND_ASSIGN(auto ends, Channel::pair());
   ASSERT_OK_AND_ASSIGN(Tensor keep, Tensor::create({64}, DType::U8, MemoryKind::Shm));
-  ASSERT_OK(ends.first.send(keep));  // sets up the back channel
-  ASSERT_OK(ends.second.receive(milliseconds(2000)));
   std::optional<TensorPool> pool(
       TensorPool::create(Layout::contiguous({4096}, DType::U8).value(), 1, MemoryKind::Shm).value());
-  const int baseline = open_fd_count();
+  UniqueFd watch;  // an fd on the pool's buffer, to count who else has it open
   {
     ASSERT_OK_AND_ASSIGN(Tensor sent, pool->acquire(milliseconds(0)));
+    ASSERT_OK_AND_ASSIGN(watch, sent.clone_fd());
+    EXPECT_EQ(fds_on_file_of(watch.get()), 2) << "the pool's and ours";
     ASSERT_OK(ends.first.send(sent));
     ASSERT_OK(ends.second.receive(milliseconds(2000)));
   }
   ASSERT_TRUE(eventually([&] { return pool->available() == 1; })) << "the release came back";
-  EXPECT_EQ(open_fd_count(), baseline + 1) << "the receiver keeps its import while the buffer lives";
+  EXPECT_EQ(fds_on_file_of(watch.get()), 3) << "the receiver keeps its import while the buffer lives";
   pool.reset();
-  EXPECT_EQ(open_fd_count(), baseline) << "the pool's own fd closed; the import stays";
+  EXPECT_EQ(fds_on_file_of(watch.get()), 2) << "the pool's fd closed; the import stays";
   ASSERT_OK(ends.first.send(keep));  // tells the receiver first that the buffer is gone
   ASSERT_OK(ends.second.receive(milliseconds(2000)));
-  EXPECT_EQ(open_fd_count(), baseline - 1) << "pool's fd and the import both closed";
+  EXPECT_EQ(fds_on_file_of(watch.get()), 1) << "the import closed with the retire";
 }
 
 TEST(ChannelRegistry, ADroppedConnectionReleasesEverythingButNotWhatTheReceiverStillHolds) {

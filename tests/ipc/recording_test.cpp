@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <memhal/memory_domain.hpp>
 #include <memhal/recording.hpp>
 #include <numeric>
 #include <vector>
@@ -96,6 +97,72 @@ TEST_F(RecordingTest, MultiPlaneImagesRoundTrip) {
   ASSERT_OK_AND_ASSIGN(TensorMap b, back.map(CpuAccess::Read));
   for (int row = 0; row < 8; ++row) EXPECT_EQ(std::memcmp(a.plane(0) + row * 64, b.plane(0) + row * 64, 16), 0);
   for (int row = 0; row < 4; ++row) EXPECT_EQ(std::memcmp(a.plane(1) + row * 64, b.plane(1) + row * 64, 16), 0);
+}
+
+TEST_F(RecordingTest, FramesComeBackWithTheirImageTimingSequenceAndMetadata) {
+  // Rows padded to 64 bytes (a frame), then planes in buffers of their own (a bare tensor):
+  // the records keep all of it.
+  ASSERT_OK_AND_ASSIGN(Tensor image, Tensor::image(20, 6, PixelFormat::I420, MemoryKind::Shm, DType::U8, 64));
+  ASSERT_OK_AND_ASSIGN(Tensor split,
+                       Tensor::image(20, 6, PixelFormat::I420, MemoryKind::Shm, DType::U8, 64, PlaneBuffers::PerPlane));
+  for (const Tensor* t : {&image, &split}) {
+    ASSERT_OK_AND_ASSIGN(TensorMap map, t->map(CpuAccess::Write));
+    for (std::size_t p = 0; p < 3; ++p) map.plane(p)[t->layout().planes()[p].pitch + 1] = std::byte(10 + p);
+  }
+  ASSERT_OK_AND_ASSIGN(MemoryDomain payload, MemoryDomain::from_tensor(image));
+  Frame frame{std::move(payload), {5000, 4000, 33}, 12, {}};
+  frame.metadata.set("camera", std::string("rear"));
+  frame.metadata.set("exposure_us", int64_t{8000});
+  frame.metadata.set("gains", std::vector<uint8_t>{1, 2});
+  {
+    ASSERT_OK_AND_ASSIGN(Recorder recorder, Recorder::create(path_));
+    ASSERT_OK(recorder.write(frame, 77));
+    ASSERT_OK(recorder.write(split, 78));
+    struct Local {};
+    frame.metadata.set("pointer", Local{});
+    EXPECT_ERROR(ErrorCode::InvalidArgument, recorder.write(frame, 79));
+  }
+  ASSERT_OK_AND_ASSIGN(Replayer replayer, Replayer::open(path_));
+  ASSERT_OK_AND_ASSIGN(auto record, replayer.next());
+  ASSERT_TRUE(record.has_value() && record->descriptor.frame.has_value());
+  EXPECT_EQ(record->descriptor.memory_name, "shm");
+  ASSERT_OK_AND_ASSIGN(Frame back, record->materialize_frame(MemoryKind::Mem));
+  EXPECT_EQ(back.sequence, 12u);
+  EXPECT_TRUE(back.timing == frame.timing);
+  EXPECT_EQ(*back.metadata.get<std::string>("camera"), "rear");
+  EXPECT_EQ(*back.metadata.get<int64_t>("exposure_us"), 8000);
+  EXPECT_EQ(*back.metadata.get<std::vector<uint8_t>>("gains"), (std::vector<uint8_t>{1, 2}));
+  ASSERT_OK_AND_ASSIGN(Tensor tensor, back.payload.to_tensor());
+  EXPECT_TRUE(tensor.layout() == image.layout()) << "format, planes, offsets, pitches and buffers";
+  ASSERT_OK_AND_ASSIGN(TensorMap map, tensor.map(CpuAccess::Read));
+  for (std::size_t p = 0; p < 3; ++p) {
+    EXPECT_EQ(map.const_plane(p)[image.layout().planes()[p].pitch + 1], std::byte(10 + p)) << p;
+  }
+  ASSERT_OK_AND_ASSIGN(auto bare, replayer.next());
+  ASSERT_TRUE(bare.has_value());
+  EXPECT_FALSE(bare->descriptor.frame.has_value());
+  EXPECT_ERROR(ErrorCode::InvalidArgument, bare->materialize_frame());
+  ASSERT_OK_AND_ASSIGN(Tensor planes, bare->materialize(MemoryKind::Mem));
+  EXPECT_TRUE(planes.layout() == split.layout());
+  ASSERT_OK_AND_ASSIGN(TensorMap split_map, planes.map(CpuAccess::Read));
+  for (std::size_t p = 0; p < 3; ++p) {
+    EXPECT_EQ(split_map.const_plane(p)[split.layout().planes()[p].pitch + 1], std::byte(10 + p)) << p;
+  }
+  ASSERT_OK_AND_ASSIGN(auto end, replayer.next());
+  EXPECT_FALSE(end.has_value()) << "the refused frame wrote nothing";
+}
+
+TEST_F(RecordingTest, VersionOneRecordingsAreStillRead) {
+  // Written by the version 1 recorder: a 64x32 NV12 image of mem, stored densely.
+  std::ifstream in(std::string(MEMHAL_TEST_DATA_DIR) + "/fuzz/corpus/recording/seed1", std::ios::binary);
+  write_file({std::istreambuf_iterator<char>(in), {}});
+  ASSERT_EQ(file_bytes()[8], 1) << "the file is a version 1 recording";
+  ASSERT_OK_AND_ASSIGN(Replayer replayer, Replayer::open(path_));
+  ASSERT_OK_AND_ASSIGN(auto record, replayer.next());
+  ASSERT_TRUE(record.has_value());
+  ASSERT_OK_AND_ASSIGN(Tensor tensor, record->materialize(MemoryKind::Mem));
+  EXPECT_EQ(tensor.pixel_format(), PixelFormat::Nv12);
+  EXPECT_EQ(tensor.layout().planes()[1].offset, 64 * 32) << "planes packed, as version 1 stored them";
 }
 
 TEST_F(RecordingTest, DeviceMemoryWithoutBytesExplainsWhyItCannotMaterialise) {
