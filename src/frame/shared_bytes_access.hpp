@@ -8,11 +8,6 @@ namespace memhal::detail {
 struct SharedBytesAccess {
   static const ByteBlock* block(const SharedBytes& bytes) noexcept { return bytes.block_.get(); }
 
-  /// The whole block `bytes` is a window of.
-  static SharedBytes whole(const SharedBytes& bytes) {
-    return SharedBytes(bytes.block_, bytes.block_->data, bytes.block_->size);
-  }
-
   /// `keep_alive` bytes that are the whole of `storage`.
   static SharedBytes of_storage(std::span<const std::byte> bytes, std::shared_ptr<const void> owner,
                                 std::shared_ptr<Storage> storage) {
