@@ -174,29 +174,9 @@ Result<MemoryDomain> dmabuf_domain(const Tensor& tensor) {
 // Layout over them. `what` names the frame in errors ("DMA-BUF frame").
 Result<Layout> image_layout(PixelFormat format, int64_t width, int64_t height, std::span<const PlaneLayout> planes,
                             const char* what) {
-  const auto info = pixel_format_info(format);
-  if (!info || planes.size() != info->planes) {
-    return detail::fail(ErrorCode::InvalidArgument, what, " of format code ", code(format), " has ", planes.size(),
-                        " planes; the format has ", info ? info->planes : 0);
-  }
-  if (info->yuv && info->planes > 1) return Layout::image_planes(width, height, format, planes);
-  const bool planar = info->planes > 1;
-  const int64_t step = planar ? planes[1].offset - planes[0].offset : 0;
-  for (uint32_t i = 1; i < planes.size(); ++i) {
-    // A planar RGB tensor is one strided array: its planes must be evenly spaced in one buffer.
-    if (planes[i].buffer != 0 || planes[i].pitch != planes[0].pitch ||
-        planes[i].offset - planes[0].offset != i * step) {
-      return detail::fail(ErrorCode::NotImplemented, to_string(format), " ", what,
-                          " whose planes are not evenly spaced in one buffer has no tensor form");
-    }
-  }
-  const int64_t bpp = info->plane_bytes_per_pixel[0];
-  const std::array<int64_t, 3> shape =
-      planar ? std::array<int64_t, 3>{info->planes, height, width} : std::array{height, width, bpp};
-  const std::array<int64_t, 3> strides =
-      planar ? std::array<int64_t, 3>{step, planes[0].pitch, 1} : std::array<int64_t, 3>{planes[0].pitch, bpp, 1};
-  MEMHAL_ASSIGN_OR_RETURN(const Layout layout, Layout::strided(shape, strides, planes[0].offset, DType::U8));
-  return layout.with_pixel_format(format);
+  auto layout = Layout::image_planes(width, height, format, planes);
+  if (!layout) return detail::fail(layout.error().code(), what, ": ", layout.error().message());
+  return layout;
 }
 
 // Whether fds `a` and `b` are one file (duplicates of one fd, or of one buffer).
