@@ -194,6 +194,8 @@ void bind_channel(py::module_& m) {
           },
           py::arg("timeout") = py::none(), "The next tensor; timeout in seconds (None or inf: forever; 0: no wait).")
       .def("fileno", &Channel::fd)
+      .def_property("buffer_registry", &Channel::buffer_registry, &Channel::set_buffer_registry,
+                    "Whether send registers each buffer once (default) or sends every tensor in full.")
       .def_property_readonly("bytes_sent", &Channel::bytes_sent)
       .def_property_readonly("bytes_received", &Channel::bytes_received);
   py::class_<Listener>(m, "Listener")

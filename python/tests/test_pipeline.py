@@ -107,6 +107,24 @@ def test_a_tensor_sent_over_a_channel_arrives_as_the_same_memory():
         assert np.asarray(m).tolist() == [33] * 16
 
 
+@pytest.mark.parametrize("registry", [True, False])
+def test_a_buffer_sent_again_is_a_small_message_with_the_registry(registry):
+    a, b = memhal.Channel.pair()
+    a.buffer_registry = registry
+    assert a.buffer_registry == registry
+    t = memhal.Tensor((4096,), "u8", memory=shareable_kind())
+    sizes = []
+    for _ in range(3):
+        before = a.bytes_sent
+        a.send(t)
+        sizes.append(a.bytes_sent - before)
+        del before
+        received = b.receive(timeout=5)
+        assert received.shape == (4096,)
+        del received  # released back to the sender
+    assert (sizes[2] < sizes[0]) == registry, sizes
+
+
 def test_receive_releases_the_gil_while_it_waits():
     a, b = memhal.Channel.pair()
     t = memhal.Tensor((4,), "u8", memory=shareable_kind())

@@ -370,6 +370,7 @@ Result<void> Channel::send_tensor(const Tensor& tensor, const std::optional<Desc
     return detail::fail(ErrorCode::NotImplemented, "channel send of a ", to_string(kind),
                         " tensor: only shm and dmabuf memory has fds to pass");
   }
+  if (!state_) return detail::fail(ErrorCode::InvalidArgument, "channel send on a moved-from channel");
   if (registry_) return send_share(tensor, frame);
   MEMHAL_ASSIGN_OR_RETURN(Descriptor descriptor, Descriptor::from_tensor(tensor));
   descriptor.frame = frame;
@@ -493,6 +494,7 @@ Result<Frame> Channel::receive_frame(std::optional<std::chrono::milliseconds> ti
 
 Result<std::pair<Tensor, std::optional<Descriptor::FrameFields>>> Channel::receive_message(
     std::optional<std::chrono::milliseconds> timeout) {
+  if (!state_) return detail::fail(ErrorCode::InvalidArgument, "channel receive on a moved-from channel");
   detail::ChannelState& s = *state_;
   if (s.buffer.empty()) s.buffer.resize(kMaxChannelMessage);
   const auto deadline = deadline_of(timeout);

@@ -327,6 +327,16 @@ TEST(ChannelRegistry, RawSharesOfUnknownOrTooSmallBuffersAreRefused) {
   EXPECT_OK(b.receive(milliseconds(1000)));
 }
 
+TEST(ChannelRegistry, AMovedFromChannelRefusesToSendOrReceive) {
+  ASSERT_OK_AND_ASSIGN(auto ends, Channel::pair());
+  Channel moved = std::move(ends.first);
+  ASSERT_OK_AND_ASSIGN(Tensor tensor, Tensor::create({64}, DType::U8, MemoryKind::Shm));
+  EXPECT_ERROR(ErrorCode::InvalidArgument, ends.first.send(tensor));  // NOLINT(bugprone-use-after-move)
+  EXPECT_ERROR(ErrorCode::InvalidArgument, ends.first.receive(milliseconds(0)));
+  ASSERT_OK(moved.send(tensor));
+  EXPECT_OK(ends.second.receive(milliseconds(1000)));
+}
+
 // The receiver's per-frame path, in a second process: after the buffers are registered, 100
 // frames held at once add no fd, no shared mapping and no read(2) (the full path adds a dup
 // and an mmap per frame, and for a DMA-BUF an fdinfo read).
