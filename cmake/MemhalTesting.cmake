@@ -25,7 +25,8 @@ function(memhal_add_test name)
   endif()
 endfunction()
 
-# memhal_add_vm_test(NAME SOURCES... [MODULES m,...] [ENV N=V...] [LIBS l...]): a test binary
+# memhal_add_vm_test(NAME SOURCES... [MODULES m,...] [MODPARAMS module.param=value...] [ENV N=V...]
+# [LIBS l...] [LABELS l...]): a test binary
 # run in a throw-away VM whose real Linux kernel has DMA heaps and udmabuf (and, with MODULES,
 # drivers such as vivid and vgem), via run-in-dmaheap-vm. CTest label `dmaheap`; the test is skipped
 # (exit 77) where the runner is missing. Linked statically where every dependency has a static
@@ -37,7 +38,7 @@ set(MEMHAL_DMAHEAP_VM "${PROJECT_SOURCE_DIR}/../shared/tools/run-in-dmaheap-vm"
 option(MEMHAL_VM_TEST_STATIC "Link the DMA-heap VM test binaries statically" OFF)
 
 function(memhal_add_vm_test name)
-  cmake_parse_arguments(ARG "" "MODULES" "SOURCES;LIBS;ENV" ${ARGN})
+  cmake_parse_arguments(ARG "" "MODULES" "SOURCES;LIBS;ENV;MODPARAMS;LABELS" ${ARGN})
   if(MEMHAL_SANITIZE)
     return()
   endif()
@@ -54,8 +55,31 @@ function(memhal_add_vm_test name)
   if(ARG_MODULES)
     list(APPEND modules --modules ${ARG_MODULES})
   endif()
+  foreach(param ${ARG_MODPARAMS})
+    list(APPEND modules --modparam ${param})
+  endforeach()
   add_test(NAME ${name}
            COMMAND ${PROJECT_SOURCE_DIR}/tests/support/run_in_vm.sh ${MEMHAL_DMAHEAP_VM} ${modules}
                    --env MEMHAL_TEST_REQUIRE_DMABUF=1 -- $<TARGET_FILE:${name}>)
-  set_tests_properties(${name} PROPERTIES LABELS dmaheap SKIP_RETURN_CODE 77 TIMEOUT 900 RESOURCE_LOCK dmaheap_vm)
+  set_tests_properties(${name} PROPERTIES LABELS "dmaheap;${ARG_LABELS}" SKIP_RETURN_CODE 77 TIMEOUT 900 RESOURCE_LOCK dmaheap_vm)
+endfunction()
+
+# memhal_add_compile_failure_test(NAME SOURCE src LIBS l... [OPTIONS o...] EXPECT regex): a rule the
+# build enforces. SOURCE must compile as is (the control) and must fail to compile with
+# MEMHAL_COMPILE_FAILURE defined, with a diagnostic matching EXPECT; both are built by the test
+# itself (targets NAME_ok and NAME_fail, excluded from `all`) with LIBS's include directories,
+# definitions and OPTIONS.
+function(memhal_add_compile_failure_test name)
+  cmake_parse_arguments(ARG "" "SOURCE;EXPECT" "LIBS;OPTIONS" ${ARGN})
+  foreach(variant ok fail)
+    add_library(${name}_${variant} OBJECT EXCLUDE_FROM_ALL ${ARG_SOURCE})
+    target_link_libraries(${name}_${variant} PRIVATE ${ARG_LIBS})
+    target_compile_options(${name}_${variant} PRIVATE ${ARG_OPTIONS})
+  endforeach()
+  target_compile_definitions(${name}_fail PRIVATE MEMHAL_COMPILE_FAILURE=1)
+  add_test(NAME ${name}
+           COMMAND ${CMAKE_COMMAND} -DBUILD_DIR=${CMAKE_BINARY_DIR} -DTARGET=${name} "-DEXPECT=${ARG_EXPECT}"
+                   -P ${PROJECT_SOURCE_DIR}/cmake/expect_compile_failure.cmake)
+  # Builds in the shared build directory: one at a time.
+  set_tests_properties(${name} PROPERTIES LABELS "unit;compile" RESOURCE_LOCK memhal_build_dir)
 endfunction()

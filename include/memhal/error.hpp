@@ -1,7 +1,8 @@
 /// @file
 /// `Error`, `ErrorCode` and `Result<T>`: how every fallible memhal call reports failure.
 ///
-/// memhal does not throw. A fallible function returns `Result<T>` (`tl::expected<T, Error>`);
+/// memhal does not throw. A fallible function returns `Result<T>` (a `[[nodiscard]]`
+/// `tl::expected<T, Error>`);
 /// an `Error` carries a stable `ErrorCode` (the same integers the C API returns), the `errno`
 /// of the system call that failed (0 when none did) and a message that names the operation,
 /// the object and the cause. Use only `has_value()`, `value()`, `error()`, `*`, `->` and
@@ -9,12 +10,14 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memhal/export.hpp>
 #include <memhal/vocabulary.hpp>  // ErrorCode, to_string(ErrorCode)
 #include <optional>
 #include <string>
 #include <string_view>
 #include <tl/expected.hpp>
+#include <type_traits>
 #include <utility>
 
 namespace memhal {
@@ -38,13 +41,50 @@ class MEMHAL_EXPORT Error {
   std::string message_;
 };
 
-/// The value of a successful call, or the `Error` that stopped it.
+/// The expected type `Result` wraps and its error side: the one place a move to
+/// `std::expected` changes (`std::expected<T, Error>`, `std::unexpected<Error>`).
 template <class T>
-using Result = tl::expected<T, Error>;
+using ResultBase = tl::expected<T, Error>;
+using Unexpected = tl::unexpected<Error>;
+
+/// The value of a successful call, or the `Error` that stopped it. `[[nodiscard]]`: a
+/// discarded `Result` is a compiler warning (an error under `-Werror`); where ignoring a
+/// failure is correct, say why and cast to `(void)`.
+template <class T>
+class [[nodiscard]] Result : public ResultBase<T> {
+ public:
+  using ResultBase<T>::ResultBase;
+  Result(ResultBase<T> base) : ResultBase<T>(std::move(base)) {}
+
+  /// `f(value)` (or `f()` for `Result<void>`), itself returning a `Result`, when this holds a
+  /// value; else this error in `f`'s result type.
+  template <class F>
+  auto and_then(F&& f) const& {
+    return chain(*this, std::forward<F>(f));
+  }
+  template <class F>
+  auto and_then(F&& f) && {
+    return chain(std::move(*this), std::forward<F>(f));
+  }
+
+ private:
+  template <class Self, class F>
+  static auto chain(Self&& self, F&& f) {
+    if constexpr (std::is_void_v<T>) {
+      using Next = std::remove_cvref_t<std::invoke_result_t<F>>;
+      if (!self.has_value()) return Next(Unexpected(std::forward<Self>(self).error()));
+      return Next(std::invoke(std::forward<F>(f)));
+    } else {
+      using Next = std::remove_cvref_t<std::invoke_result_t<F, decltype(*std::forward<Self>(self))>>;
+      if (!self.has_value()) return Next(Unexpected(std::forward<Self>(self).error()));
+      return Next(std::invoke(std::forward<F>(f), *std::forward<Self>(self)));
+    }
+  }
+};
 
 /// The error side of a `Result`, for `return memhal::unexpected(...)`.
-inline tl::unexpected<Error> unexpected(Error error) {
-  return tl::unexpected<Error>(std::move(error));
+inline Unexpected unexpected(Error error) {
+  return Unexpected(std::move(error));
 }
 
 }  // namespace memhal

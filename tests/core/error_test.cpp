@@ -45,5 +45,30 @@ TEST(Error, TryPropagatesErrors) {
   EXPECT_ERROR(ErrorCode::InvalidArgument, checked(0));
 }
 
+TEST(Error, AndThenChainsValuesAndStopsAtTheFirstError) {
+  auto twice = [](int value) { return doubled(value); };
+  Result<int> chained = parse_positive(3).and_then(twice).and_then(twice);
+  EXPECT_EQ(*chained, 12);
+  int calls = 0;
+  Result<int> stopped = parse_positive(-3).and_then([&](int value) {
+    ++calls;
+    return doubled(value);
+  });
+  EXPECT_ERROR(ErrorCode::InvalidArgument, stopped);
+  EXPECT_EQ(calls, 0);
+  EXPECT_EQ(checked(1).and_then([] { return parse_positive(5); }).value(), 5);
+  EXPECT_ERROR(ErrorCode::InvalidArgument, checked(0).and_then([] { return parse_positive(5); }));
+}
+
+TEST(Error, ResultIsTheExpectedItWraps) {
+  // Code written against tl::expected (a map(), a converting copy) still yields a Result.
+  Result<long> widened = parse_positive(7);
+  EXPECT_EQ(*widened, 7);
+  Result<int> from_base = ResultBase<int>(9);
+  EXPECT_EQ(*from_base, 9);
+  Result<int> from_error = unexpected(Error(ErrorCode::Busy, "all slots in use"));
+  EXPECT_ERROR(ErrorCode::Busy, from_error);
+}
+
 }  // namespace
 }  // namespace memhal
