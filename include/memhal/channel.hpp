@@ -74,6 +74,8 @@ struct ChannelState;
 namespace memhal::ipc {
 
 inline constexpr std::size_t kMaxChannelMessage = 64 * 1024;
+/// Most buffers a receiver keeps registered at once (a sender retires those that are gone).
+inline constexpr std::size_t kMaxRegisteredBuffers = 4096;
 
 /// A parsed channel message: what `receive` checks before it touches any fd.
 struct MEMHAL_EXPORT ChannelMessage {

@@ -634,6 +634,10 @@ Result<std::pair<Tensor, std::optional<Descriptor::FrameFields>>> Channel::recei
     for (std::size_t i = 0; i < count; ++i) {
       const auto& buffer = message.buffers[i];
       if (buffer.attached) {
+        if (s.imports.size() >= kMaxRegisteredBuffers && !s.imports.contains(buffer.id)) {
+          return detail::fail(ErrorCode::Protocol, "channel receive: the sender registers a buffer beyond ",
+                              kMaxRegisteredBuffers, " live ones");
+        }
         int64_t needed = 0;
         for (std::size_t j = 0; j < count; ++j) {
           if (message.buffers[j].id == buffer.id) {

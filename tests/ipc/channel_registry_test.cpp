@@ -1,6 +1,8 @@
 // The Channel's buffer registry: each buffer crosses once, shares come back as releases, and a
 // pooled buffer is never handed out again while the other side holds a frame of it.
 #include <dirent.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -335,6 +337,68 @@ TEST(ChannelRegistry, AMovedFromChannelRefusesToSendOrReceive) {
   EXPECT_ERROR(ErrorCode::InvalidArgument, ends.first.receive(milliseconds(0)));
   ASSERT_OK(moved.send(tensor));
   EXPECT_OK(ends.second.receive(milliseconds(1000)));
+}
+
+TEST(ChannelRegistry, AReceiverKeepsAtMostkMaxRegisteredBuffers) {
+  rlimit files{};
+  ASSERT_EQ(::getrlimit(RLIMIT_NOFILE, &files), 0);
+  if (files.rlim_cur < kMaxRegisteredBuffers + 256) {
+    files.rlim_cur = std::min<rlim_t>(files.rlim_max, kMaxRegisteredBuffers + 256);
+    ::setrlimit(RLIMIT_NOFILE, &files);
+    if (files.rlim_cur < kMaxRegisteredBuffers + 256) GTEST_SKIP() << "too few fds allowed (RLIMIT_NOFILE)";
+  }
+  int raw[2], back[2];
+  ASSERT_EQ(::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, raw), 0);
+  ASSERT_EQ(::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, back), 0);
+  UniqueFd sender(raw[0]), releases(back[0]);
+  ASSERT_OK_AND_ASSIGN(Channel receiver, Channel::adopt(UniqueFd(raw[1])));
+  auto send = [&](std::span<const std::byte> bytes, int fd) {
+    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+    iovec io{const_cast<std::byte*>(bytes.data()), bytes.size()};
+    msghdr header{};
+    header.msg_iov = &io;
+    header.msg_iovlen = 1;
+    header.msg_control = control;
+    header.msg_controllen = sizeof control;
+    cmsghdr* rights = CMSG_FIRSTHDR(&header);
+    *rights = {CMSG_LEN(sizeof(int)), SOL_SOCKET, SCM_RIGHTS};
+    std::memcpy(CMSG_DATA(rights), &fd, sizeof fd);
+    return ::sendmsg(sender.get(), &header, 0) >= 0;
+  };
+  const std::byte back_channel[] = {std::byte{'M'}, std::byte{'H'}, std::byte{'C'}, std::byte{'H'},
+                                    std::byte{2},   std::byte{0},   std::byte{2},   std::byte{0},
+                                    std::byte{1},   std::byte{0},   std::byte{0},   std::byte{0}};
+  ASSERT_TRUE(send(back_channel, back[1]));
+  ::close(back[1]);
+  Descriptor view;
+  view.memory_code = code(MemoryKind::Shm);
+  view.memory_name = "shm";
+  view.dtype_code = code(DType::U8);
+  view.shape = {4096};
+  view.strides = {1};
+  view.buffer_sizes = {4096};
+  ASSERT_OK_AND_ASSIGN(const std::vector<std::byte> encoded, view.encode());
+  for (uint64_t id = 1; id <= kMaxRegisteredBuffers + 1; ++id) {
+    std::vector<std::byte> message;
+    auto put = [&](uint64_t value, int bytes) {
+      for (int i = 0; i < bytes; ++i) message.push_back(std::byte((value >> (8 * i)) & 0xff));
+    };
+    put(0x4843484d, 4), put(2, 2), put(3, 2), put(1, 4);  // MHCH v2, share, one fd
+    put(id, 8), put(1, 1), put(1, 1), put(id, 8), put(1, 1), put(encoded.size(), 4);
+    message.insert(message.end(), encoded.begin(), encoded.end());
+    UniqueFd memfd(::memfd_create("registered", MFD_CLOEXEC | MFD_ALLOW_SEALING));
+    ASSERT_EQ(::ftruncate(memfd.get(), 4096), 0);
+    ASSERT_TRUE(send(message, memfd.get()));
+    const auto received = receiver.receive(milliseconds(1000));
+    if (id <= kMaxRegisteredBuffers) {
+      ASSERT_TRUE(received.has_value()) << id << ": " << received.error().to_string();
+    } else {
+      EXPECT_ERROR(ErrorCode::Protocol, received);
+    }
+    std::byte drained[64];
+    while (::recv(releases.get(), drained, sizeof drained, MSG_DONTWAIT) > 0) {
+    }
+  }
 }
 
 // The receiver's per-frame path, in a second process: after the buffers are registered, 100
