@@ -5,6 +5,7 @@ set -euo pipefail
 
 packages=(
   build-essential cmake ninja-build pkg-config git   # toolchain
+  clang-format                                       # scripts/test.sh checks the format (14 in Debian 12)
   libexpected-dev                                    # tl::expected (Result<T>)
   zlib1g-dev                                         # CRC-32 of recordings
   libhwy-dev                                         # SIMD kernels of the image layer

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The whole test suite: installs what is missing, then builds and runs every test twice —
+# The whole test suite: installs what is missing, checks every tracked C and C++ file against
+# .clang-format (a misformatted file fails the run), then builds and runs every test twice —
 # a warnings-as-errors build, and an ASan+UBSan build of the unit tests — plus a TSan build
 # of the concurrency stress tests (CTest label tsan), and a short libFuzzer run of every
 # parser (scripts/fuzz.sh; longer runs: scripts/fuzz.sh SECONDS). The first run includes the
@@ -13,6 +14,9 @@ jobs=$(nproc)
 status=0
 
 section() { printf '\n==== %s ====\n' "$*"; }
+
+section "format (clang-format --dry-run -Werror over every tracked C and C++ file)"
+git ls-files -z -- '*.c' '*.h' '*.cpp' '*.hpp' | xargs -0 clang-format --dry-run -Werror || status=1
 
 section "build (warnings are errors)"
 cmake -S . -B build/ci -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMEMHAL_WERROR=ON >/dev/null
