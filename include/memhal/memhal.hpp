@@ -28,5 +28,6 @@
 #include <memhal/tensor_pool.hpp>
 #include <memhal/tensor_view.hpp>
 #include <memhal/unique_fd.hpp>
+#include <memhal/v4l2_camera.hpp>
 #include <memhal/version.hpp>
 #include <memhal/vocabulary.hpp>
