@@ -64,16 +64,17 @@ function(memhal_add_vm_test name)
   set_tests_properties(${name} PROPERTIES LABELS "dmaheap;${ARG_LABELS}" SKIP_RETURN_CODE 77 TIMEOUT 900 RESOURCE_LOCK dmaheap_vm)
 endfunction()
 
-# memhal_add_compile_failure_test(NAME SOURCE src LIBS l... [OPTIONS o...] EXPECT regex): a rule the
-# build enforces. SOURCE must compile as is (the control) and must fail to compile with
-# MEMHAL_COMPILE_FAILURE defined, with a diagnostic matching EXPECT; both are built by the test
-# itself (targets NAME_ok and NAME_fail, excluded from `all`) with LIBS's include directories,
-# definitions and OPTIONS.
+# memhal_add_compile_failure_test(NAME SOURCE src [LIBS l...] [INCLUDES dir...] [OPTIONS o...]
+# EXPECT regex): a rule the build enforces. SOURCE must compile as is (the control) and must fail
+# to compile with MEMHAL_COMPILE_FAILURE defined, with a diagnostic matching EXPECT; both are
+# built by the test itself (targets NAME_ok and NAME_fail, excluded from `all`) with LIBS's usage
+# requirements, INCLUDES and OPTIONS.
 function(memhal_add_compile_failure_test name)
-  cmake_parse_arguments(ARG "" "SOURCE;EXPECT" "LIBS;OPTIONS" ${ARGN})
+  cmake_parse_arguments(ARG "" "SOURCE;EXPECT" "LIBS;INCLUDES;OPTIONS" ${ARGN})
   foreach(variant ok fail)
     add_library(${name}_${variant} OBJECT EXCLUDE_FROM_ALL ${ARG_SOURCE})
     target_link_libraries(${name}_${variant} PRIVATE ${ARG_LIBS})
+    target_include_directories(${name}_${variant} PRIVATE ${ARG_INCLUDES})
     target_compile_options(${name}_${variant} PRIVATE ${ARG_OPTIONS})
   endforeach()
   target_compile_definitions(${name}_fail PRIVATE MEMHAL_COMPILE_FAILURE=1)
