@@ -20,13 +20,13 @@ std::string cat(Parts&&... parts) {
 
 /// The error side of a Result, with a message built from `parts`.
 template <class... Parts>
-tl::unexpected<Error> fail(ErrorCode code, Parts&&... parts) {
+Unexpected fail(ErrorCode code, Parts&&... parts) {
   return unexpected(Error(code, cat(std::forward<Parts>(parts)...)));
 }
 
 /// As `fail`, for a system call that set `err`; the message ends with ": <strerror>".
 template <class... Parts>
-tl::unexpected<Error> fail_errno(ErrorCode code, int err, Parts&&... parts) {
+Unexpected fail_errno(ErrorCode code, int err, Parts&&... parts) {
   return unexpected(Error(code, cat(std::forward<Parts>(parts)..., ": ", std::strerror(err)), err));
 }
 

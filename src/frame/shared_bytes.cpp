@@ -1,34 +1,23 @@
 #include <memhal/shared_bytes.hpp>
 #include <memhal/system_slice.hpp>
 
-#include <algorithm>
-#include <cstdlib>
 #include <cstring>
 
 #include "core/strings.hpp"
+#include "storage/heap.hpp"
 
 namespace memhal {
 namespace {
 
-// Cache-line aligned, like the Mem backend, so that SIMD code may read whole vectors.
-constexpr std::size_t kAlignment = 64;
-
-struct FreeBytes {
-  void operator()(const void* bytes) const noexcept { std::free(const_cast<void*>(bytes)); }
-};
-
-// A new owned block; `zero` is false where the caller overwrites every byte at once.
+// A new owned block from the Mem backend's allocator; `zero` is false where the caller
+// overwrites every byte at once.
 Result<detail::Counted<detail::ByteBlock>> new_block(std::size_t size, bool zero) {
-  const std::size_t rounded = (std::max<std::size_t>(size, 1) + kAlignment - 1) / kAlignment * kAlignment;
-  if (rounded < size) return detail::fail(ErrorCode::OutOfMemory, "allocation of ", size, " system bytes overflows");
-  void* bytes = std::aligned_alloc(kAlignment, rounded);
-  if (bytes == nullptr) return detail::fail(ErrorCode::OutOfMemory, "allocation of ", size, " system bytes failed");
-  if (zero) std::memset(bytes, 0, rounded);
+  MEMHAL_ASSIGN_OR_RETURN(detail::HeapBytes bytes, detail::allocate_heap_bytes(size, zero));
   auto block = detail::Counted<detail::ByteBlock>::make();
-  block->data = static_cast<std::byte*>(bytes);
+  block->data = bytes.get();
   block->size = size;
   block->writable = true;
-  block->owner = std::shared_ptr<const void>(bytes, FreeBytes{});
+  block->owner = std::shared_ptr<const void>(std::move(bytes));
   return block;
 }
 
