@@ -29,29 +29,39 @@ struct PixelFormatInfo {
   uint8_t chroma_shift_x;  ///< log2 of horizontal chroma subsampling (nv12, yuyv: 1; nv24: 0)
   uint8_t chroma_shift_y;  ///< log2 of vertical chroma subsampling (nv12, i420: 1; nv16: 0)
   bool yuv;                ///< a Y'CbCr format (needs a colour matrix to become RGB)
+  /// One full-size plane per component, held as a channels-first {c, h, w} tensor
+  /// (planar_rgb, planar_rgba); the YUV formats describe their planes by `planes` instead.
+  bool planar;
+  bool alpha;  ///< has an alpha component (rgba, bgra, planar_rgba)
   /// Bytes per sample of each plane along a row, per pixel of that plane's own grid
   /// (nv12: {1, 2}: one Y byte per pixel, a U and a V byte per chroma pixel; yuyv: {2}).
   std::array<uint8_t, 4> plane_bytes_per_pixel;
+  /// Where the components sit. RGB formats: the byte offset of R, G, B, A in a pixel (bgra:
+  /// {2, 1, 0, 3}; grey: all 0; planar: the plane of each). Packed 4:2:2: the offsets of Y0, U,
+  /// Y1, V in a two-pixel group (uyvy: {1, 0, 3, 2}). Semi-planar: the offsets of U and V in a
+  /// chroma pair (nv21: {1, 0}). I420: the plane of Y, U, V.
+  std::array<uint8_t, 4> order;
   uint32_t drm_fourcc;  ///< the DRM_FORMAT_* code, 0 when DRM has none
 };
 
 inline constexpr std::array<PixelFormatInfo, 15> kPixelFormatTable{{
+    // format, planes, channels, chroma shift x, y, yuv, planar, alpha, bytes per pixel, order, FourCC.
     // DRM names formats by a little-endian word, so memory byte order R,G,B is DRM's BGR888.
-    {PixelFormat::Rgb, 1, 3, 0, 0, false, {3}, fourcc('B', 'G', '2', '4')},
-    {PixelFormat::Rgba, 1, 4, 0, 0, false, {4}, fourcc('A', 'B', '2', '4')},
-    {PixelFormat::Bgra, 1, 4, 0, 0, false, {4}, fourcc('A', 'R', '2', '4')},
-    {PixelFormat::Grey, 1, 1, 0, 0, false, {1}, fourcc('R', '8', ' ', ' ')},
-    {PixelFormat::Yuyv, 1, 3, 1, 0, true, {2}, fourcc('Y', 'U', 'Y', 'V')},
-    {PixelFormat::Vyuy, 1, 3, 1, 0, true, {2}, fourcc('V', 'Y', 'U', 'Y')},
-    {PixelFormat::Nv12, 2, 3, 1, 1, true, {1, 2}, fourcc('N', 'V', '1', '2')},
-    {PixelFormat::Nv16, 2, 3, 1, 0, true, {1, 2}, fourcc('N', 'V', '1', '6')},
-    {PixelFormat::PlanarRgb, 3, 3, 0, 0, false, {1, 1, 1}, 0},
-    {PixelFormat::PlanarRgba, 4, 4, 0, 0, false, {1, 1, 1, 1}, 0},
-    {PixelFormat::Nv24, 2, 3, 0, 0, true, {1, 2}, fourcc('N', 'V', '2', '4')},
-    {PixelFormat::Nv21, 2, 3, 1, 1, true, {1, 2}, fourcc('N', 'V', '2', '1')},
-    {PixelFormat::I420, 3, 3, 1, 1, true, {1, 1, 1}, fourcc('Y', 'U', '1', '2')},
-    {PixelFormat::Uyvy, 1, 3, 1, 0, true, {2}, fourcc('U', 'Y', 'V', 'Y')},
-    {PixelFormat::Bgr, 1, 3, 0, 0, false, {3}, fourcc('R', 'G', '2', '4')},
+    {PixelFormat::Rgb, 1, 3, 0, 0, false, false, false, {3}, {0, 1, 2, 3}, fourcc('B', 'G', '2', '4')},
+    {PixelFormat::Rgba, 1, 4, 0, 0, false, false, true, {4}, {0, 1, 2, 3}, fourcc('A', 'B', '2', '4')},
+    {PixelFormat::Bgra, 1, 4, 0, 0, false, false, true, {4}, {2, 1, 0, 3}, fourcc('A', 'R', '2', '4')},
+    {PixelFormat::Grey, 1, 1, 0, 0, false, false, false, {1}, {0, 0, 0, 0}, fourcc('R', '8', ' ', ' ')},
+    {PixelFormat::Yuyv, 1, 3, 1, 0, true, false, false, {2}, {0, 1, 2, 3}, fourcc('Y', 'U', 'Y', 'V')},
+    {PixelFormat::Vyuy, 1, 3, 1, 0, true, false, false, {2}, {1, 2, 3, 0}, fourcc('V', 'Y', 'U', 'Y')},
+    {PixelFormat::Nv12, 2, 3, 1, 1, true, false, false, {1, 2}, {0, 1}, fourcc('N', 'V', '1', '2')},
+    {PixelFormat::Nv16, 2, 3, 1, 0, true, false, false, {1, 2}, {0, 1}, fourcc('N', 'V', '1', '6')},
+    {PixelFormat::PlanarRgb, 3, 3, 0, 0, false, true, false, {1, 1, 1}, {0, 1, 2, 3}, 0},
+    {PixelFormat::PlanarRgba, 4, 4, 0, 0, false, true, true, {1, 1, 1, 1}, {0, 1, 2, 3}, 0},
+    {PixelFormat::Nv24, 2, 3, 0, 0, true, false, false, {1, 2}, {0, 1}, fourcc('N', 'V', '2', '4')},
+    {PixelFormat::Nv21, 2, 3, 1, 1, true, false, false, {1, 2}, {1, 0}, fourcc('N', 'V', '2', '1')},
+    {PixelFormat::I420, 3, 3, 1, 1, true, false, false, {1, 1, 1}, {0, 1, 2}, fourcc('Y', 'U', '1', '2')},
+    {PixelFormat::Uyvy, 1, 3, 1, 0, true, false, false, {2}, {1, 0, 3, 2}, fourcc('U', 'Y', 'V', 'Y')},
+    {PixelFormat::Bgr, 1, 3, 0, 0, false, false, false, {3}, {2, 1, 0, 3}, fourcc('R', 'G', '2', '4')},
 }};
 
 namespace detail {
@@ -77,6 +87,18 @@ constexpr std::optional<PixelFormatInfo> pixel_format_info(PixelFormat format) n
 constexpr uint32_t plane_count(PixelFormat format) noexcept {
   auto info = pixel_format_info(format);
   return info ? info->planes : 0;
+}
+
+/// Whether `format` is a channels-first {c, h, w} image (`PixelFormatInfo::planar`).
+constexpr bool is_planar(PixelFormat format) noexcept {
+  auto info = pixel_format_info(format);
+  return info && info->planar;
+}
+
+/// Whether `format` has an alpha component (`PixelFormatInfo::alpha`).
+constexpr bool has_alpha(PixelFormat format) noexcept {
+  auto info = pixel_format_info(format);
+  return info && info->alpha;
 }
 
 /// The DRM FourCC of `format`, or nothing when DRM has no code for it (planar RGB).

@@ -49,7 +49,7 @@ int64_t align_up(int64_t value, int64_t align) {
 // Axis holding colour channels of a plain image layout, or rank() when none stands out.
 std::size_t channel_axis(PixelFormat format, std::size_t rank) {
   if (rank != 3) return rank;
-  return (format == PixelFormat::PlanarRgb || format == PixelFormat::PlanarRgba) ? 0 : 2;
+  return is_planar(format) ? 0 : 2;
 }
 
 // The checks every image layout shares: a size whose products fit comfortably in 64 bits,

@@ -111,7 +111,7 @@ Result<std::vector<PlaneLayout>> drm_planes(const Layout& layout, PixelFormat fo
   const auto shape = layout.shape();
   const auto strides = layout.strides();
   const auto element = static_cast<int64_t>(layout.element_size());
-  const bool planar = format == PixelFormat::PlanarRgb || format == PixelFormat::PlanarRgba;
+  const bool planar = is_planar(format);
   // Interleaved {h, w, c}: c packed elements per pixel. Planar {c, h, w}: one plane per channel.
   const bool rows_ok =
       layout.rank() == 3 && (planar ? strides[2] == element && strides[1] > 0 && strides[0] > 0
@@ -138,8 +138,7 @@ Result<OwnedDmaBuf> describe_dmabuf(const Tensor& tensor, std::array<uint32_t, k
                         "' has no pixel format; an OwnedDmaBuf describes images");
   }
   MEMHAL_ASSIGN_OR_RETURN(const std::vector<PlaneLayout> planes, drm_planes(layout, *format));
-  const bool planar =
-      !layout.is_multi_plane() && (*format == PixelFormat::PlanarRgb || *format == PixelFormat::PlanarRgba);
+  const bool planar = !layout.is_multi_plane() && is_planar(*format);
   OwnedDmaBuf dmabuf;
   dmabuf.format = *format;
   dmabuf.height = layout.is_multi_plane() ? layout.shape()[0] : layout.shape()[planar ? 1 : 0];
@@ -325,8 +324,7 @@ Result<MemoryDomain> cuda_domain(const Tensor& tensor) {
   }
   MEMHAL_ASSIGN_OR_RETURN(const std::vector<PlaneLayout> planes, drm_planes(layout, *format));
   OwnedCudaBuffer cuda = storage->buffer();
-  const bool planar =
-      !layout.is_multi_plane() && (*format == PixelFormat::PlanarRgb || *format == PixelFormat::PlanarRgba);
+  const bool planar = !layout.is_multi_plane() && is_planar(*format);
   cuda.format = *format;
   cuda.height = layout.is_multi_plane() ? layout.shape()[0] : layout.shape()[planar ? 1 : 0];
   cuda.width = layout.is_multi_plane() ? layout.shape()[1] : layout.shape()[planar ? 2 : 1];

@@ -37,10 +37,6 @@ struct ImageProcessor::Impl {
 
 namespace {
 
-bool is_planar_rgb(PixelFormat f) {
-  return f == PixelFormat::PlanarRgb || f == PixelFormat::PlanarRgba;
-}
-
 // The format a plain destination tensor (no pixel format) is written as.
 Result<PixelFormat> infer_format(const Layout& layout, const ConvertOptions& options) {
   if (options.dst_format) return *options.dst_format;
@@ -92,7 +88,7 @@ Result<detail::ImageGeometry> describe(const Layout& layout, PixelFormat format,
     }
     shape = shape.subspan(1), strides = strides.subspan(1);
   }
-  const bool planar = is_planar_rgb(format);
+  const bool planar = is_planar(format);
   const int64_t channels = planar ? info.planes : info.plane_bytes_per_pixel[0];
   const bool grey_2d = format == PixelFormat::Grey && shape.size() == 2;
   if (!grey_2d && (shape.size() != 3 || (planar ? shape[0] : shape[2]) != channels)) {

@@ -1,4 +1,5 @@
 #include <memhal/memory.hpp>
+#include <memhal/pixel_format.hpp>
 #include <memhal/tensor.hpp>
 
 #include "core/strings.hpp"
@@ -38,8 +39,7 @@ Result<Tensor> allocate_tensor(Layout layout, std::optional<MemoryKind> memory, 
 // The same image with each plane in a buffer of its own, at offset 0.
 Result<Layout> split_planes(const Layout& layout, PixelFormat format) {
   if (!layout.is_multi_plane()) {
-    if (layout.shape().size() == 3 && layout.shape()[0] > 1 &&
-        (format == PixelFormat::PlanarRgb || format == PixelFormat::PlanarRgba)) {
+    if (layout.shape().size() == 3 && layout.shape()[0] > 1 && is_planar(format)) {
       return fail(ErrorCode::InvalidArgument, to_string(format),
                   " is one strided {c, h, w} tensor: its planes cannot live in separate buffers");
     }

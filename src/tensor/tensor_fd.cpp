@@ -2,6 +2,7 @@
 #include <fcntl.h>
 
 #include <algorithm>
+#include <memhal/pixel_format.hpp>
 #include <memhal/tensor.hpp>
 
 #include "core/strings.hpp"
@@ -15,8 +16,7 @@ namespace {
 std::string describe(const Layout& layout) {
   if (layout.pixel_format()) {
     const bool planar =
-        layout.rank() == 3 && !layout.is_multi_plane() && layout.shape()[0] <= 4 &&
-        (*layout.pixel_format() == PixelFormat::PlanarRgb || *layout.pixel_format() == PixelFormat::PlanarRgba);
+        layout.rank() == 3 && !layout.is_multi_plane() && layout.shape()[0] <= 4 && is_planar(*layout.pixel_format());
     const int64_t width = planar ? layout.shape()[2] : layout.shape()[1];
     const int64_t height = planar ? layout.shape()[1] : layout.shape()[0];
     return detail::cat(to_string(*layout.pixel_format()), " ", width, "x", height);

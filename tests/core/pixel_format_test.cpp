@@ -31,6 +31,35 @@ TEST(PixelFormat, ChromaSubsampling) {
   EXPECT_EQ(shifts(PixelFormat::Rgba), std::pair(0, 0));
 }
 
+TEST(PixelFormat, PlanarAndAlphaAreProperties) {
+  std::set<PixelFormat> planar, alpha;
+  for (PixelFormat format : all<PixelFormat>()) {
+    if (is_planar(format)) planar.insert(format);
+    if (has_alpha(format)) alpha.insert(format);
+    // A planar format is one plane per channel; alpha is the fourth channel.
+    EXPECT_EQ(is_planar(format), !pixel_format_info(format)->yuv && plane_count(format) > 1) << to_string(format);
+    EXPECT_EQ(has_alpha(format), pixel_format_info(format)->channels == 4) << to_string(format);
+  }
+  EXPECT_EQ(planar, (std::set{PixelFormat::PlanarRgb, PixelFormat::PlanarRgba}));
+  EXPECT_EQ(alpha, (std::set{PixelFormat::Rgba, PixelFormat::Bgra, PixelFormat::PlanarRgba}));
+  EXPECT_FALSE(is_planar(static_cast<PixelFormat>(0)));
+  EXPECT_FALSE(has_alpha(static_cast<PixelFormat>(0)));
+}
+
+TEST(PixelFormat, ComponentOrderMatchesTheFourccs) {
+  using Order = std::array<uint8_t, 4>;
+  auto order = [](PixelFormat f) { return pixel_format_info(f)->order; };
+  EXPECT_EQ(order(PixelFormat::Rgb), (Order{0, 1, 2, 3}));
+  EXPECT_EQ(order(PixelFormat::Bgr), (Order{2, 1, 0, 3}));   // bytes B, G, R
+  EXPECT_EQ(order(PixelFormat::Bgra), (Order{2, 1, 0, 3}));  // bytes B, G, R, A
+  EXPECT_EQ(order(PixelFormat::Grey), (Order{0, 0, 0, 0}));
+  EXPECT_EQ(order(PixelFormat::Yuyv), (Order{0, 1, 2, 3}));  // Y0 U Y1 V
+  EXPECT_EQ(order(PixelFormat::Uyvy), (Order{1, 0, 3, 2}));  // U Y0 V Y1
+  EXPECT_EQ(order(PixelFormat::Vyuy), (Order{1, 2, 3, 0}));  // V Y0 U Y1
+  EXPECT_EQ(order(PixelFormat::Nv12), (Order{0, 1, 0, 0}));  // U V
+  EXPECT_EQ(order(PixelFormat::Nv21), (Order{1, 0, 0, 0}));  // V U
+}
+
 TEST(PixelFormat, DrmFourccsMatchDrmFourccH) {
   // Values from <drm/drm_fourcc.h>.
   EXPECT_EQ(drm_fourcc(PixelFormat::Nv12), 0x3231564eu);  // DRM_FORMAT_NV12

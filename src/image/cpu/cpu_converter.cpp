@@ -9,10 +9,6 @@
 namespace memhal::detail {
 namespace {
 
-bool has_alpha(PixelFormat format) {
-  return format == PixelFormat::Rgba || format == PixelFormat::Bgra || format == PixelFormat::PlanarRgba;
-}
-
 constexpr int64_t kStreamBytes = int64_t{2} << 20;
 
 bool pairs_rows(PixelFormat format) {
@@ -26,14 +22,9 @@ void grow(std::vector<T>& v, std::size_t n) {
 
 WriteParams write_params(PixelFormat format, const ConvertOptions& options) {
   WriteParams p;
-  switch (format) {
-    case PixelFormat::Bgr: p.order = {2, 1, 0, 3}, p.channels = 3; break;
-    case PixelFormat::Bgra: p.order = {2, 1, 0, 3}, p.channels = 4; break;
-    case PixelFormat::Rgba:
-    case PixelFormat::PlanarRgba: p.channels = 4; break;
-    case PixelFormat::Grey: p.channels = 1; break;
-    default: p.channels = 3; break;
-  }
+  const auto info = *pixel_format_info(format);
+  p.channels = info.yuv ? 3 : info.channels;
+  if (!info.yuv) std::copy(info.order.begin(), info.order.end(), p.order.begin());
   if (options.swap_rb) {
     for (int& c : p.order) c = c == 0 ? 2 : c == 2 ? 0 : c;
   }

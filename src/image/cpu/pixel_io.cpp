@@ -25,24 +25,11 @@ void yuv_to_rgba(float y, float u, float v, const ColorCoeffs& c, float* rgba) {
   rgba[3] = 255.0f;
 }
 
-// Byte offsets of Y0, U, Y1, V inside a packed 4:2:2 macropixel.
-const int* packed_positions(PixelFormat format) {
-  static constexpr int kYuyv[4] = {0, 1, 2, 3};
-  static constexpr int kUyvy[4] = {1, 0, 3, 2};
-  static constexpr int kVyuy[4] = {1, 2, 3, 0};
-  if (format == PixelFormat::Uyvy) return kUyvy;
-  if (format == PixelFormat::Vyuy) return kVyuy;
-  return kYuyv;
-}
-
-// Byte offsets of R, G, B, A within an interleaved RGB-family pixel.
-std::array<int, 4> rgb_offsets(PixelFormat format) {
-  switch (format) {
-    case PixelFormat::Bgr: return {2, 1, 0, 0};
-    case PixelFormat::Bgra: return {2, 1, 0, 3};
-    case PixelFormat::Grey: return {0, 0, 0, 0};
-    default: return {0, 1, 2, 3};
-  }
+// PixelFormatInfo::order as ints: R, G, B, A in an interleaved RGB-family pixel; Y0, U, Y1, V
+// in a packed 4:2:2 macropixel; U, V in a semi-planar chroma pair.
+std::array<int, 4> offsets_of(PixelFormat format) {
+  const auto order = pixel_format_info(format)->order;
+  return {order[0], order[1], order[2], order[3]};
 }
 
 bool standard_interleaved(const PlaneRef& p, int64_t bytes_per_pixel) {
@@ -59,21 +46,20 @@ void read_pixel(const ImageRef& src, int64_t x, int64_t y, const ColorCoeffs& co
     case PixelFormat::Rgba:
     case PixelFormat::Bgra:
     case PixelFormat::Grey: {
-      const auto off = rgb_offsets(src.format);
-      const bool alpha = src.format == PixelFormat::Rgba || src.format == PixelFormat::Bgra;
+      const auto off = offsets_of(src.format);
       for (int c = 0; c < 3; ++c) rgba[c] = byte_at(p[0], x, y, off[c]);
-      rgba[3] = alpha ? byte_at(p[0], x, y, off[3]) : 255.0f;
+      rgba[3] = has_alpha(src.format) ? byte_at(p[0], x, y, off[3]) : 255.0f;
       return;
     }
     case PixelFormat::PlanarRgb:
     case PixelFormat::PlanarRgba:
       for (int c = 0; c < 3; ++c) rgba[c] = byte_at(p[c], x, y, 0);
-      rgba[3] = src.format == PixelFormat::PlanarRgba ? byte_at(p[3], x, y, 0) : 255.0f;
+      rgba[3] = has_alpha(src.format) ? byte_at(p[3], x, y, 0) : 255.0f;
       return;
     case PixelFormat::Yuyv:
     case PixelFormat::Uyvy:
     case PixelFormat::Vyuy: {
-      const int* pos = packed_positions(src.format);
+      const auto pos = offsets_of(src.format);
       const int64_t macro = x & ~int64_t{1};
       yuv_to_rgba(byte_at(p[0], macro, y, pos[(x & 1) ? 2 : 0]), byte_at(p[0], macro, y, pos[1]),
                   byte_at(p[0], macro, y, pos[3]), coeffs, rgba);
@@ -89,9 +75,8 @@ void read_pixel(const ImageRef& src, int64_t x, int64_t y, const ColorCoeffs& co
     u = byte_at(p[1], cx, cy, 0);
     v = byte_at(p[2], cx, cy, 0);
   } else {
-    const bool vu = src.format == PixelFormat::Nv21;
-    u = byte_at(p[1], cx, cy, vu ? 1 : 0);
-    v = byte_at(p[1], cx, cy, vu ? 0 : 1);
+    u = byte_at(p[1], cx, cy, info.order[0]);
+    v = byte_at(p[1], cx, cy, info.order[1]);
   }
   yuv_to_rgba(byte_at(p[0], x, y, 0), u, v, coeffs, rgba);
 }
@@ -119,7 +104,7 @@ void read_row(const ImageRef& src, int64_t x, int64_t y, int64_t n, const ColorC
     case PixelFormat::Nv21:
     case PixelFormat::Nv16: {
       const int64_t cy = src.format == PixelFormat::Nv16 ? y : y >> 1;
-      kernels::semi_planar_to_rgb(row_ptr(0, x, y), row_ptr(1, x >> 1, cy), src.format == PixelFormat::Nv21, n, coeffs,
+      kernels::semi_planar_to_rgb(row_ptr(0, x, y), row_ptr(1, x >> 1, cy), offsets_of(src.format)[0] == 1, n, coeffs,
                                   r, g, b);
       return;
     }
@@ -155,7 +140,7 @@ void read_row(const ImageRef& src, int64_t x, int64_t y, int64_t n, const ColorC
     case PixelFormat::Grey: {
       const int channels = pixel_format_info(src.format)->plane_bytes_per_pixel[0];
       if (!standard_interleaved(p[0], channels)) break;
-      const auto off = rgb_offsets(src.format);
+      const auto off = offsets_of(src.format);
       const bool has_alpha = alpha && channels == 4;
       kernels::bytes_to_rgb(row_ptr(0, x, y), channels, off.data(), n, r, g, b, has_alpha ? out.channel(3) : nullptr);
       if (alpha && !has_alpha) std::fill(out.channel(3), out.channel(3) + n, 255.0f);
@@ -163,7 +148,7 @@ void read_row(const ImageRef& src, int64_t x, int64_t y, int64_t n, const ColorC
     }
     case PixelFormat::PlanarRgb:
     case PixelFormat::PlanarRgba: {
-      const int planes = src.format == PixelFormat::PlanarRgba && alpha ? 4 : 3;
+      const int planes = has_alpha(src.format) && alpha ? 4 : 3;
       if (p[0].pixel != 1 || p[1].pixel != 1 || p[2].pixel != 1 || (planes == 4 && p[3].pixel != 1)) break;
       for (int c = 0; c < planes; ++c) {
         const uint8_t* in = row_ptr(c, x, y);
@@ -220,8 +205,8 @@ void SamplePlan::build(PixelFormat source, const int32_t* index, int64_t n) {
   const bool packed = source == PixelFormat::Yuyv || source == PixelFormat::Uyvy || source == PixelFormat::Vyuy;
   const bool semi = source == PixelFormat::Nv12 || source == PixelFormat::Nv21 || source == PixelFormat::Nv16;
   if (!packed && !semi) return;
-  const int* pos = packed_positions(source);
-  const int vu = source == PixelFormat::Nv21 ? 1 : 0;
+  const auto pos = offsets_of(source);
+  const int vu = pos[0];
   // Byte offset, from its stream's row start, of what slot `slot` of stream `s` takes for
   // output i; -1 for an unused slot. Semi-planar: Y | U, V from the chroma row; packed: Y, U | V.
   const auto offset = [&](int s, int slot, int64_t i) -> int64_t {
@@ -306,7 +291,7 @@ void read_row_sampled(const ImageRef& src, int64_t x, int64_t y, const int32_t* 
       const int64_t cy = src.format == PixelFormat::Nv16 ? y : y >> 1;
       // The kernel reads 4 bytes per sample; the last ones of the image row go byte by byte.
       const auto limit = static_cast<int32_t>(src.width - x - 4);
-      kernels::sampled_semi_planar_to_rgb(row_ptr(0, x, y), row_ptr(1, x >> 1, cy), src.format == PixelFormat::Nv21,
+      kernels::sampled_semi_planar_to_rgb(row_ptr(0, x, y), row_ptr(1, x >> 1, cy), offsets_of(src.format)[0] == 1,
                                           index + done, n - done, limit, coeffs, r + done, g + done, b + done);
       return;
     }
@@ -343,7 +328,7 @@ void read_row_sampled(const ImageRef& src, int64_t x, int64_t y, const int32_t* 
     }
     default: {
       const int channels = pixel_format_info(src.format)->plane_bytes_per_pixel[0];
-      const auto off = rgb_offsets(src.format);
+      const auto off = offsets_of(src.format);
       const uint8_t* row = row_ptr(0, x, y);
       const bool has_alpha = alpha && channels == 4;
       for (int c = 0; c < (has_alpha ? 4 : 3); ++c) {

@@ -18,10 +18,6 @@ constexpr int kUnitPlane0 = 0;
 constexpr int kUnitTaps = 4;  // first_h, first_v, taps_h, taps_v
 constexpr int kUnitContent = 8;
 
-bool has_alpha(PixelFormat format) {
-  return format == PixelFormat::Rgba || format == PixelFormat::Bgra || format == PixelFormat::PlanarRgba;
-}
-
 bool packed_422(PixelFormat format) {
   return format == PixelFormat::Yuyv || format == PixelFormat::Uyvy || format == PixelFormat::Vyuy;
 }
@@ -311,27 +307,15 @@ Result<void> GlConverter::sample(const GlImage& src, const ConvertOptions& optio
   const Rect& box = geometry_.content;
   MEMHAL_TRY(ensure_target(content_, to_int(box.width), to_int(box.height)));
   glViewport(0, 0, to_int(box.width), to_int(box.height));
-  int kind = 0;
-  std::array<int, 4> offsets{0, 1, 2, 3};
-  switch (src.format) {
-    case PixelFormat::Bgr: offsets = {2, 1, 0, 0}; break;
-    case PixelFormat::Bgra: offsets = {2, 1, 0, 3}; break;
-    case PixelFormat::Grey: offsets = {0, 0, 0, 0}; break;
-    case PixelFormat::PlanarRgb:
-    case PixelFormat::PlanarRgba: kind = 1; break;
-    case PixelFormat::Yuyv: kind = 2; break;
-    case PixelFormat::Uyvy: kind = 2, offsets = {1, 0, 3, 2}; break;
-    case PixelFormat::Vyuy: kind = 2, offsets = {1, 2, 3, 0}; break;
-    case PixelFormat::Nv12:
-    case PixelFormat::Nv16:
-    case PixelFormat::Nv24: kind = 3, offsets = {0, 1, 0, 0}; break;
-    case PixelFormat::Nv21: kind = 3, offsets = {1, 0, 0, 0}; break;
-    case PixelFormat::I420: kind = 4; break;
-    default: break;
-  }
-  MEMHAL_ASSIGN_OR_RETURN(const GLuint p, sample_program(kind, has_alpha(src.format), affine_[0], affine_[1]));
-  glUseProgram(p);
   const auto info = *pixel_format_info(src.format);
+  const int kind = info.planar                       ? 1
+                   : packed_422(src.format)          ? 2
+                   : info.yuv && info.planes == 2    ? 3
+                   : src.format == PixelFormat::I420 ? 4
+                                                     : 0;
+  const auto& offsets = info.order;
+  MEMHAL_ASSIGN_OR_RETURN(const GLuint p, sample_program(kind, info.alpha, affine_[0], affine_[1]));
+  glUseProgram(p);
   const auto& pl = src.planes;
   glUniform4i(at(p, "u_pixel"), to_int(pl[0].pixel), to_int(pl[1].pixel), to_int(pl[2].pixel), to_int(pl[3].pixel));
   glUniform4i(at(p, "u_comp"), to_int(pl[0].comp), to_int(pl[1].comp), to_int(pl[2].comp), to_int(pl[3].comp));
@@ -353,8 +337,9 @@ Result<void> GlConverter::sample(const GlImage& src, const ConvertOptions& optio
 }
 
 int GlConverter::out_planes(const GlImage& dst, const ConvertOptions& options, std::array<OutPlane, kMaxPlanes>& out) {
+  const auto info = *pixel_format_info(dst.format);
   std::array<int, 4> order{0, 1, 2, 3};
-  if (dst.format == PixelFormat::Bgr || dst.format == PixelFormat::Bgra) order = {2, 1, 0, 3};
+  if (!info.yuv) std::copy(info.order.begin(), info.order.end(), order.begin());
   if (options.swap_rb) {
     for (int& c : order) c = c == 0 ? 2 : c == 2 ? 0 : c;
   }
@@ -377,12 +362,12 @@ int GlConverter::out_planes(const GlImage& dst, const ConvertOptions& options, s
     case PixelFormat::Rgba:
     case PixelFormat::Bgra:
       out[0] = base;
-      out[0].channels = has_alpha(dst.format) ? 4 : 3;
+      out[0].channels = info.channels;
       return 1;
     case PixelFormat::Grey: out[0] = base, out[0].mode = 1; return 1;
     case PixelFormat::PlanarRgb:
     case PixelFormat::PlanarRgba: {
-      const int planes = dst.format == PixelFormat::PlanarRgba ? 4 : 3;
+      const int planes = info.planes;
       for (int j = 0; j < planes; ++j) {
         out[j] = base;
         out[j].select = {order[j], 0, 0, 0};
