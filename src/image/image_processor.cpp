@@ -54,78 +54,6 @@ Result<PixelFormat> infer_format(const Layout& layout, const ConvertOptions& opt
                       "(a batch must be sliced to one image); set ConvertOptions::dst_format");
 }
 
-// Where each plane of `layout` lies; `format` is what the bytes are read or written as.
-Result<detail::ImageGeometry> describe(const Layout& layout, PixelFormat format, const char* role) {
-  const auto info = *pixel_format_info(format);
-  detail::ImageGeometry g;
-  g.format = format;
-  g.dtype = layout.dtype();
-  if (layout.is_multi_plane()) {
-    if (layout.pixel_format() != format) {
-      return detail::fail(ErrorCode::InvalidArgument, role, " is a multi-plane ", to_string(*layout.pixel_format()),
-                          " image, not ", to_string(format));
-    }
-    g.width = layout.shape()[1];
-    g.height = layout.shape()[0];
-    g.multi_plane = true;
-    g.plane_count = info.planes;
-    for (std::size_t i = 0; i < info.planes; ++i) {
-      const PlaneLayout& p = layout.planes()[i];
-      g.planes[i] = {p.buffer, p.offset, p.pitch, info.plane_bytes_per_pixel[i], 1};
-    }
-    return g;
-  }
-  if (info.yuv && info.planes > 1) {
-    return detail::fail(ErrorCode::InvalidArgument, role, " is a plain tensor; ", to_string(format),
-                        " needs a multi-plane image (Tensor::image or Layout::image_planes)");
-  }
-  auto shape = layout.shape();
-  auto strides = layout.strides();
-  if (shape.size() == 4) {
-    if (shape[0] != 1) {
-      return detail::fail(ErrorCode::InvalidArgument, role, " holds a batch of ", shape[0],
-                          " images; convert into one image of it (slice the batch)");
-    }
-    shape = shape.subspan(1), strides = strides.subspan(1);
-  }
-  const bool planar = is_planar(format);
-  const int64_t channels = planar ? info.planes : info.plane_bytes_per_pixel[0];
-  const bool grey_2d = format == PixelFormat::Grey && shape.size() == 2;
-  if (!grey_2d && (shape.size() != 3 || (planar ? shape[0] : shape[2]) != channels)) {
-    return detail::fail(ErrorCode::InvalidArgument, role, " of rank ", shape.size(), " does not have the shape of a ",
-                        to_string(format), " image (", planar ? "{c, h, w}" : "{h, w, c}", " with c = ", channels, ")");
-  }
-  g.height = shape[planar ? 1 : 0];
-  g.width = shape[planar ? 2 : 1];
-  if (planar) {
-    g.plane_count = static_cast<int>(channels);
-    for (int64_t c = 0; c < channels; ++c)
-      g.planes[c] = {0, layout.offset() + c * strides[0], strides[1], strides[2], 0};
-  } else {
-    g.plane_count = 1;
-    g.planes[0] = {0, layout.offset(), strides[0], strides[1], grey_2d ? 0 : strides[2]};
-  }
-  return g;
-}
-
-// The planes of `g` in the CPU's view of `map`.
-Result<detail::ImageRef> resolve(const detail::ImageGeometry& g, const TensorMap& map, const char* role) {
-  detail::ImageRef ref;
-  ref.format = g.format;
-  ref.dtype = g.dtype;
-  ref.width = g.width;
-  ref.height = g.height;
-  ref.plane_count = g.plane_count;
-  for (int i = 0; i < g.plane_count; ++i) {
-    const detail::PlaneGeometry& p = g.planes[i];
-    std::byte* base =
-        g.multi_plane ? map.plane(static_cast<std::size_t>(i)) : map.data() + (p.offset - map.layout().offset());
-    if (base == nullptr) return detail::fail(ErrorCode::Internal, role, " plane ", i, " is unmapped");
-    ref.planes[i] = {base, p.row, p.pixel, p.comp};
-  }
-  return ref;
-}
-
 [[maybe_unused]] constexpr const char* kNoGl =
     "memhal was built without the gl image backend (MEMHAL_WITH_GL=OFF; it needs libegl-dev and libgles-dev)";
 
@@ -176,7 +104,7 @@ Result<void> check_options(const ConvertOptions& o) {
   return {};
 }
 
-Result<Rect> check_crop(const ConvertOptions& o, const detail::ImageGeometry& src) {
+Result<Rect> check_crop(const ConvertOptions& o, const detail::ImageRef& src) {
   const Rect crop = o.crop.value_or(Rect{0, 0, src.width, src.height});
   if (crop.width <= 0 || crop.height <= 0 || crop.x < 0 || crop.y < 0 || crop.x > src.width - crop.width ||
       crop.y > src.height - crop.height) {
@@ -193,7 +121,7 @@ Result<Rect> check_crop(const ConvertOptions& o, const detail::ImageGeometry& sr
   return crop;
 }
 
-Result<void> check_sizes(const detail::ImageGeometry& ref, const char* role) {
+Result<void> check_sizes(const detail::ImageRef& ref, const char* role) {
   const auto info = *pixel_format_info(ref.format);
   if (ref.width <= 0 || ref.height <= 0) {
     return detail::fail(ErrorCode::InvalidArgument, role, " is empty (", ref.width, "x", ref.height, ")");
@@ -351,10 +279,11 @@ Result<void> ImageProcessor::convert(const Tensor& src, Tensor& dst, const Conve
     return detail::fail(ErrorCode::InvalidArgument, "convert in place ('", src.name(),
                         "' and its destination share storage) is not supported");
   }
-  MEMHAL_ASSIGN_OR_RETURN(const detail::ImageGeometry src_geometry, describe(src.layout(), *src_format, "source"));
+  MEMHAL_ASSIGN_OR_RETURN(const detail::ImageRef src_geometry, detail::describe(src.layout(), *src_format, "source"));
   MEMHAL_TRY(check_sizes(src_geometry, "source"));
   MEMHAL_ASSIGN_OR_RETURN(const Rect crop, check_crop(options, src_geometry));
-  MEMHAL_ASSIGN_OR_RETURN(const detail::ImageGeometry dst_geometry, describe(dst.layout(), dst_format, "destination"));
+  MEMHAL_ASSIGN_OR_RETURN(const detail::ImageRef dst_geometry,
+                          detail::describe(dst.layout(), dst_format, "destination"));
   MEMHAL_TRY(check_sizes(dst_geometry, "destination"));
   std::lock_guard lock(impl_->mutex);
 #if MEMHAL_WITH_GL
@@ -371,9 +300,9 @@ Result<void> ImageProcessor::convert(const Tensor& src, Tensor& dst, const Conve
   }
 #endif
   MEMHAL_ASSIGN_OR_RETURN(TensorMap in, src.map(CpuAccess::Read));
-  MEMHAL_ASSIGN_OR_RETURN(const detail::ImageRef src_ref, resolve(src_geometry, in, "source"));
+  MEMHAL_ASSIGN_OR_RETURN(const detail::ImageRef src_ref, detail::resolve(src_geometry, in, "source"));
   MEMHAL_ASSIGN_OR_RETURN(TensorMap out, dst.map(CpuAccess::Write));
-  MEMHAL_ASSIGN_OR_RETURN(const detail::ImageRef dst_ref, resolve(dst_geometry, out, "destination"));
+  MEMHAL_ASSIGN_OR_RETURN(const detail::ImageRef dst_ref, detail::resolve(dst_geometry, out, "destination"));
   impl_->cpu->run(src_ref, dst_ref, crop, options);
   ++impl_->stats.cpu_calls;
   impl_->last = ImageBackend::Cpu;

@@ -1,5 +1,5 @@
-// Private description of a mapped image for the image backends: where each plane's bytes are
-// and how to step through them, plus the colour-matrix coefficients both directions use.
+// Private description of an image for the image backends: where each plane's bytes are and
+// how to step through them, plus the colour-matrix coefficients both directions use.
 #pragma once
 
 #include <array>
@@ -7,48 +7,47 @@
 #include <cstdint>
 #include <memhal/image_processor.hpp>
 #include <memhal/pixel_format.hpp>
+#include <memhal/tensor_map.hpp>
 
 namespace memhal::detail {
 
-/// One plane: element (x, y, component c) lies at base + y*row + x*pixel + c*comp (bytes).
+/// One plane of an image, the one description the CPU and GL backends share. Element (x, y,
+/// component c) lies y*row + x*pixel + c*comp bytes from element (0, 0, 0), which is at byte
+/// `offset` of the tensor's buffer number `buffer`; at `base` once the CPU can reach the plane
+/// (mapped); for the GL backend at `offset` in the GL buffer object `gl_buffer` (a Pbo tensor),
+/// or already in the R8UI texture `gl_texture` (texel (x, y) = byte x of row y; a DMA-BUF
+/// imported through EGL), sampled as it is.
 struct PlaneRef {
   std::byte* base = nullptr;
   int64_t row = 0;
   int64_t pixel = 0;
   int64_t comp = 0;
+  uint32_t buffer = 0;
+  int64_t offset = 0;
+  uint32_t gl_buffer = 0;
+  uint32_t gl_texture = 0;
 };
 
-/// A mapped image: for interleaved formats one plane of pixels, for planar RGB one plane per
-/// channel, for multi-plane YUV the format's planes (chroma on its subsampled grid).
+/// An image tensor described for a backend: for interleaved formats one plane of pixels, for
+/// planar RGB one plane per channel, for multi-plane YUV the format's planes (chroma on its
+/// subsampled grid, each plane in the buffer and at the offset Layout::planes() says).
 struct ImageRef {
   PixelFormat format = PixelFormat::Rgb;
   DType dtype = DType::U8;
   int64_t width = 0;
   int64_t height = 0;
+  bool multi_plane = false;
   int plane_count = 0;
   std::array<PlaneRef, kMaxPlanes> planes{};
 };
 
-/// Where one plane of an image lies in its tensor, before anything is mapped: which buffer,
-/// the byte offset of element (0, 0, 0) in it, and the steps as in PlaneRef.
-struct PlaneGeometry {
-  uint32_t buffer = 0;
-  int64_t offset = 0;
-  int64_t row = 0;
-  int64_t pixel = 0;
-  int64_t comp = 0;
-};
+/// Where each plane of `layout` lies when its bytes are read or written as `format` (`base`
+/// unset). `InvalidArgument`, naming `role` ("source"), for a layout that is no such image.
+Result<ImageRef> describe(const Layout& layout, PixelFormat format, const char* role);
 
-/// An image tensor described for a backend; `ImageRef` once mapped.
-struct ImageGeometry {
-  PixelFormat format = PixelFormat::Rgb;
-  DType dtype = DType::U8;
-  int64_t width = 0;
-  int64_t height = 0;
-  bool multi_plane = false;  ///< planes come from Layout::planes() (each at its own buffer offset)
-  int plane_count = 0;
-  std::array<PlaneGeometry, kMaxPlanes> planes{};
-};
+/// `image` with each plane's `base` in the CPU's view of `map`, a mapping of the tensor `image`
+/// describes. `Internal`, naming `role`, for a plane the mapping lacks.
+Result<ImageRef> resolve(ImageRef image, const TensorMap& map, const char* role);
 
 /// Y'CbCr <-> R'G'B' for one matrix and range, on 0..255 values.
 struct ColorCoeffs {

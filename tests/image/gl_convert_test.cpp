@@ -25,10 +25,10 @@
 namespace memhal {
 namespace {
 
+using detail::ImageRef;
+using detail::PlaneRef;
 using detail::gl::GlContext;
 using detail::gl::GlConverter;
-using detail::gl::GlImage;
-using detail::gl::GlPlane;
 using testing::fill_random;
 
 // The GL backend may differ from the reference by this much per 8-bit step (issue 8).
@@ -65,37 +65,12 @@ std::string describe_options(const ConvertOptions& o) {
   return s;
 }
 
-// The GL planes of a mapped image, as ImageProcessor describes host tensors.
-GlImage describe(const TensorMap& map, PixelFormat format) {
-  const Layout& l = map.layout();
-  const auto info = *pixel_format_info(format);
-  GlImage g;
-  g.format = format;
-  g.dtype = l.dtype();
-  if (l.is_multi_plane()) {
-    g.width = l.shape()[1];
-    g.height = l.shape()[0];
-    g.plane_count = info.planes;
-    for (std::size_t i = 0; i < info.planes; ++i) {
-      g.planes[i] = GlPlane{map.plane(i), 0, 0, l.planes()[i].pitch, info.plane_bytes_per_pixel[i], 1};
-    }
-    return g;
-  }
-  auto shape = l.shape();
-  auto strides = map.strides();
-  if (shape.size() == 4) shape = shape.subspan(1), strides = strides.subspan(1);
-  const bool planar = format == PixelFormat::PlanarRgb || format == PixelFormat::PlanarRgba;
-  g.height = shape[planar ? 1 : 0];
-  g.width = shape[planar ? 2 : 1];
-  if (planar) {
-    g.plane_count = info.planes;
-    for (int c = 0; c < g.plane_count; ++c)
-      g.planes[c] = GlPlane{map.data() + c * strides[0], 0, 0, strides[1], strides[2], 0};
-  } else {
-    g.plane_count = 1;
-    g.planes[0] = GlPlane{map.data(), 0, 0, strides[0], strides[1], shape.size() == 2 ? 0 : strides[2]};
-  }
-  return g;
+// The planes of a mapped image, as ImageProcessor describes host tensors.
+ImageRef describe(const TensorMap& map, PixelFormat format) {
+  auto image = detail::describe(map.layout(), format, "test image");
+  if (image) image = detail::resolve(*image, map, "test image");
+  EXPECT_TRUE(image.has_value()) << image.error().message();
+  return image ? *image : ImageRef{};
 }
 
 class GlConvert : public ::testing::Test {
@@ -129,8 +104,8 @@ class GlConvert : public ::testing::Test {
   static Result<void> convert(const Tensor& src, const Tensor& dst, const ConvertOptions& o) {
     MEMHAL_ASSIGN_OR_RETURN(TensorMap in, src.map(CpuAccess::Read));
     MEMHAL_ASSIGN_OR_RETURN(TensorMap out, dst.map(CpuAccess::Write));
-    const GlImage s = describe(in, *src.pixel_format());
-    const GlImage d = describe(out, reference::output_format(dst, o));
+    const ImageRef s = describe(in, *src.pixel_format());
+    const ImageRef d = describe(out, reference::output_format(dst, o));
     if (auto why = converter_->unsupported(s, d, o)) return unexpected(Error(ErrorCode::NotImplemented, *why));
     const Rect crop = o.crop.value_or(Rect{0, 0, s.width, s.height});
     return context_->run([&] { return converter_->run(s, d, crop, o); });
@@ -300,9 +275,9 @@ TEST_F(GlConvert, SourcePixelsWithGapsAreReadThroughTheirStrides) {
   {
     ASSERT_OK_AND_ASSIGN(TensorMap in, rgbx.map(CpuAccess::Read));
     ASSERT_OK_AND_ASSIGN(TensorMap out, dst.map(CpuAccess::Write));
-    GlImage s = describe(in, PixelFormat::Rgba);
+    ImageRef s = describe(in, PixelFormat::Rgba);
     s.format = PixelFormat::Rgb;
-    const GlImage d = describe(out, PixelFormat::Rgb);
+    const ImageRef d = describe(out, PixelFormat::Rgb);
     EXPECT_EQ(converter_->unsupported(s, d, o), std::nullopt);
     ASSERT_OK(context_->run([&] { return converter_->run(s, d, Rect{0, 0, 40, 30}, o); }));
   }
@@ -345,7 +320,7 @@ GLuint make_buffer(const std::byte* bytes, int64_t size, int64_t lead) {
 }
 
 // The bytes a dense plane's rows span, from its first element.
-int64_t plane_bytes(const GlImage& g, int plane, int64_t row_bytes, int64_t rows) {
+int64_t plane_bytes(const ImageRef& g, int plane, int64_t row_bytes, int64_t rows) {
   return (rows - 1) * g.planes[plane].row + row_bytes;
 }
 
@@ -373,47 +348,41 @@ TEST_F(GlConvert, SourcesAndDestinationsInGlBuffersMatchTheReference) {
     o.crop = Rect{6, 4, 86, 58};  // only this window of each plane is uploaded
     ASSERT_OK_AND_ASSIGN(TensorMap in, src.map(CpuAccess::Read));
     ASSERT_OK_AND_ASSIGN(TensorMap out, dst.map(CpuAccess::ReadWrite));
-    const GlImage host_src = describe(in, PixelFormat::Nv12);
-    const GlImage host_dst = describe(out, c.to);
-    GlImage gl_src = host_src, gl_dst = host_dst;
+    const ImageRef host_src = describe(in, PixelFormat::Nv12);
+    const ImageRef host_dst = describe(out, c.to);
+    ImageRef gl_src = host_src, gl_dst = host_dst;
     auto src_extent = [&](int i) { return plane_bytes(host_src, i, 96, i == 0 ? 64 : 32); };
     auto dst_extent = [&](int i) {
       const bool chroma = c.to == PixelFormat::Nv12 && i == 1;
       const int64_t rows = chroma ? 20 : 40, width = chroma ? c.width / 2 : c.width;
       const int64_t channels = chroma ? 2 : c.to == PixelFormat::Rgb ? 3 : 1;
-      const GlPlane& p = host_dst.planes[i];
+      const PlaneRef& p = host_dst.planes[i];
       return (rows - 1) * p.row + (width - 1) * p.pixel + (channels - 1) * p.comp +
              static_cast<int64_t>(size_of(c.dtype));
     };
     const int64_t lead = 64;  // buffer offsets that are not 0
     Result<void> done = context_->run([&]() -> Result<void> {
       for (int i = 0; i < gl_src.plane_count; ++i) {
-        gl_src.planes[i] = {nullptr,
-                            make_buffer(host_src.planes[i].host, src_extent(i), lead),
-                            lead,
-                            host_src.planes[i].row,
-                            host_src.planes[i].pixel,
-                            host_src.planes[i].comp};
+        gl_src.planes[i].base = nullptr;
+        gl_src.planes[i].gl_buffer = make_buffer(host_src.planes[i].base, src_extent(i), lead);
+        gl_src.planes[i].offset = lead;
       }
       for (int i = 0; i < gl_dst.plane_count; ++i) {
-        gl_dst.planes[i] = {nullptr,
-                            make_buffer(nullptr, dst_extent(i), lead),
-                            lead,
-                            host_dst.planes[i].row,
-                            host_dst.planes[i].pixel,
-                            host_dst.planes[i].comp};
+        gl_dst.planes[i].base = nullptr;
+        gl_dst.planes[i].gl_buffer = make_buffer(nullptr, dst_extent(i), lead);
+        gl_dst.planes[i].offset = lead;
       }
       EXPECT_EQ(converter_->unsupported(gl_src, gl_dst, o), std::nullopt);
       auto ran = converter_->run(gl_src, gl_dst, *o.crop, o);
       for (int i = 0; i < gl_dst.plane_count && ran; ++i) {
-        glBindBuffer(GL_COPY_READ_BUFFER, gl_dst.planes[i].buffer);
+        glBindBuffer(GL_COPY_READ_BUFFER, gl_dst.planes[i].gl_buffer);
         const void* p = glMapBufferRange(GL_COPY_READ_BUFFER, lead, dst_extent(i), GL_MAP_READ_BIT);
-        if (p != nullptr) std::memcpy(host_dst.planes[i].host, p, static_cast<std::size_t>(dst_extent(i)));
+        if (p != nullptr) std::memcpy(host_dst.planes[i].base, p, static_cast<std::size_t>(dst_extent(i)));
         glUnmapBuffer(GL_COPY_READ_BUFFER);
         glBindBuffer(GL_COPY_READ_BUFFER, 0);
       }
-      for (int i = 0; i < gl_src.plane_count; ++i) glDeleteBuffers(1, &gl_src.planes[i].buffer);
-      for (int i = 0; i < gl_dst.plane_count; ++i) glDeleteBuffers(1, &gl_dst.planes[i].buffer);
+      for (int i = 0; i < gl_src.plane_count; ++i) glDeleteBuffers(1, &gl_src.planes[i].gl_buffer);
+      for (int i = 0; i < gl_dst.plane_count; ++i) glDeleteBuffers(1, &gl_dst.planes[i].gl_buffer);
       return ran;
     });
     ASSERT_OK(done);
@@ -432,8 +401,8 @@ TEST_F(GlConvert, PlanesAlreadyInR8uiTexturesAreSampledInPlace) {
   {
     ASSERT_OK_AND_ASSIGN(TensorMap in, src.map(CpuAccess::Read));
     ASSERT_OK_AND_ASSIGN(TensorMap out, dst.map(CpuAccess::Write));
-    GlImage s = describe(in, PixelFormat::Nv12);
-    const GlImage d = describe(out, PixelFormat::Bgra);
+    ImageRef s = describe(in, PixelFormat::Nv12);
+    const ImageRef d = describe(out, PixelFormat::Bgra);
     // What an imported DMA-BUF looks like to the converter: one R8UI texture per plane.
     ASSERT_OK(context_->run([&]() -> Result<void> {
       GLuint textures[2] = {};
@@ -443,11 +412,11 @@ TEST_F(GlConvert, PlanesAlreadyInR8uiTexturesAreSampledInPlace) {
         glTexStorage2D(GL_TEXTURE_2D, 1, GL_R8UI, 64, i == 0 ? 48 : 24);
         glPixelStorei(GL_UNPACK_ROW_LENGTH, static_cast<GLint>(s.planes[i].row));
         glTexSubImage2D(GL_TEXTURE_2D, 0, 0, 0, 64, i == 0 ? 48 : 24, GL_RED_INTEGER, GL_UNSIGNED_BYTE,
-                        s.planes[i].host);
+                        s.planes[i].base);
         glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_NEAREST);
         glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_NEAREST);
-        s.planes[i].host = nullptr;
-        s.planes[i].texture = textures[i];
+        s.planes[i].base = nullptr;
+        s.planes[i].gl_texture = textures[i];
       }
       glPixelStorei(GL_UNPACK_ROW_LENGTH, 0);
       auto ran = converter_->run(s, d, *o.crop, o);
@@ -464,8 +433,8 @@ TEST_F(GlConvert, PairsItCannotConvertAreDeclinedWithAReason) {
   ASSERT_OK_AND_ASSIGN(TensorMap in, src.map(CpuAccess::Read));
   ASSERT_OK_AND_ASSIGN(TensorMap out, dst.map(CpuAccess::Write));
   const ConvertOptions o;
-  const GlImage s = describe(in, PixelFormat::Rgb);
-  const GlImage d = describe(out, PixelFormat::Rgb);
+  const ImageRef s = describe(in, PixelFormat::Rgb);
+  const ImageRef d = describe(out, PixelFormat::Rgb);
   EXPECT_EQ(converter_->unsupported(s, d, o), std::nullopt);
 
   ASSERT_OK_AND_ASSIGN(Tensor upside_down, src.flip(0));
@@ -477,10 +446,10 @@ TEST_F(GlConvert, PairsItCannotConvertAreDeclinedWithAReason) {
   EXPECT_EQ(converter_->unsupported(describe(mirrored_map, PixelFormat::Rgb), d, o),
             "source pixels run right to left (negative stride)");
 
-  GlImage i8 = s;
+  ImageRef i8 = s;
   i8.dtype = DType::I8;
   EXPECT_EQ(converter_->unsupported(i8, d, o), "i8 source");
-  GlImage nv12_f32 = d;
+  ImageRef nv12_f32 = d;
   nv12_f32.format = PixelFormat::Nv12;
   nv12_f32.dtype = DType::F32;
   EXPECT_EQ(converter_->unsupported(s, nv12_f32, o), "nv12 f32 output");
@@ -488,14 +457,14 @@ TEST_F(GlConvert, PairsItCannotConvertAreDeclinedWithAReason) {
   // A plane wider than a texture can be: described, never touched.
   const int max = context_->info().max_texture_size;
   ASSERT_GT(max, 0);
-  GlImage wide = s;
+  ImageRef wide = s;
   wide.format = PixelFormat::Grey;
   wide.width = max + 2;
-  wide.planes[0] = GlPlane{in.data(), 0, 0, max + 2, 1, 0};
+  wide.planes[0] = PlaneRef{.base = in.data(), .row = max + 2, .pixel = 1};
   EXPECT_EQ(
       converter_->unsupported(wide, d, o),
       "a " + std::to_string(max + 2) + "-byte-wide source plane exceeds GL_MAX_TEXTURE_SIZE " + std::to_string(max));
-  GlImage overlapping = s;
+  ImageRef overlapping = s;
   overlapping.planes[0].row = 50;
   EXPECT_EQ(converter_->unsupported(overlapping, d, o), "source rows overlap (pitch 50 < 96 bytes a row)");
 }
@@ -525,8 +494,8 @@ TEST_F(GlConvert, AGlErrorComesBackAsUnavailableNamingTheCallAndLeavesTheConvert
   Result<void> done;
   {
     ASSERT_OK_AND_ASSIGN(TensorMap out, dst.map(CpuAccess::Write));
-    const GlImage d = describe(out, PixelFormat::Rgb);
-    GlImage short_source = d;
+    const ImageRef d = describe(out, PixelFormat::Rgb);
+    ImageRef short_source = d;
     short_source.format = PixelFormat::Nv12;
     short_source.width = 64;
     short_source.height = 48;
@@ -535,7 +504,8 @@ TEST_F(GlConvert, AGlErrorComesBackAsUnavailableNamingTheCallAndLeavesTheConvert
     done = context_->run([&]() -> Result<void> {
       const std::byte bytes[16] = {};
       const GLuint buffer = make_buffer(bytes, sizeof bytes, 0);
-      for (int i = 0; i < 2; ++i) short_source.planes[i] = {nullptr, buffer, 0, 64, i == 0 ? 1 : 2, 1};
+      for (int i = 0; i < 2; ++i)
+        short_source.planes[i] = {.row = 64, .pixel = i == 0 ? 1 : 2, .comp = 1, .gl_buffer = buffer};
       auto ran = converter_->run(short_source, d, Rect{0, 0, 64, 48}, ConvertOptions{});
       glDeleteBuffers(1, &buffer);
       return ran;

@@ -24,25 +24,19 @@ bool software_renderer(const std::string& renderer) {
 // One operand of a GL conversion: its planes in GL terms, and the CPU mapping that keeps host
 // memory reachable while GL reads or writes it.
 struct Operand {
-  GlImage image;
+  ImageRef image;
   std::optional<TensorMap> map;
 };
 
 // Pbo images of this context are used in place; anything else host-mappable is mapped. A Pbo
 // the CPU holds mapped, or one of another processor, cannot be used by this context (the
 // caller converts it on the CPU); one whose processor was destroyed is `Unavailable`.
-Result<std::variant<Operand, std::string>> bind(const Tensor& tensor, const ImageGeometry& g, CpuAccess access,
+Result<std::variant<Operand, std::string>> bind(const Tensor& tensor, const ImageRef& g, CpuAccess access,
                                                 const GlContext& context, const char* role, bool map_host = true) {
-  Operand op;
-  op.image.format = g.format;
-  op.image.dtype = g.dtype;
-  op.image.width = g.width;
-  op.image.height = g.height;
-  op.image.plane_count = g.plane_count;
+  Operand op{g, std::nullopt};
   const auto& buffers = TensorAccess::buffers(tensor);
   for (int i = 0; i < g.plane_count; ++i) {
-    const PlaneGeometry& p = g.planes[i];
-    op.image.planes[i] = {nullptr, 0, p.offset, p.row, p.pixel, p.comp};
+    const PlaneRef& p = g.planes[i];
     const auto* pbo = dynamic_cast<const PboStorage*>(buffers[p.buffer].get());
     if (pbo == nullptr) continue;
     if (!pbo->belongs_to(context)) {
@@ -54,16 +48,11 @@ Result<std::variant<Operand, std::string>> bind(const Tensor& tensor, const Imag
       return cat(role, " '", tensor.name(), "' is a Pbo image of another processor");
     }
     if (pbo->mapped()) return cat(role, " '", tensor.name(), "' is a Pbo image the CPU holds mapped");
-    op.image.planes[i].buffer = pbo->buffer();
+    op.image.planes[i].gl_buffer = pbo->buffer();
   }
   if (tensor.memory() != MemoryKind::Pbo && map_host) {
     MEMHAL_ASSIGN_OR_RETURN(TensorMap map, tensor.map(access));
-    for (int i = 0; i < g.plane_count; ++i) {
-      const PlaneGeometry& p = g.planes[i];
-      op.image.planes[i].host =
-          g.multi_plane ? map.plane(static_cast<std::size_t>(i)) : map.data() + (p.offset - tensor.layout().offset());
-      op.image.planes[i].offset = 0;
-    }
+    MEMHAL_ASSIGN_OR_RETURN(op.image, resolve(std::move(op.image), map, role));
     op.map.emplace(std::move(map));
   }
   return op;
@@ -71,12 +60,12 @@ Result<std::variant<Operand, std::string>> bind(const Tensor& tensor, const Imag
 
 // The planes of a DmaBuf image as EGL imports them: whole byte rows of each plane. Empty for a
 // layout whose rows are not contiguous bytes (a strided view); that one is mapped and uploaded.
-std::optional<std::array<DmaBufPlane, kMaxPlanes>> dma_buf_planes(const Tensor& tensor, const ImageGeometry& g) {
+std::optional<std::array<DmaBufPlane, kMaxPlanes>> dma_buf_planes(const Tensor& tensor, const ImageRef& g) {
   std::array<DmaBufPlane, kMaxPlanes> planes{};
   const auto info = *pixel_format_info(g.format);
   const auto& buffers = TensorAccess::buffers(tensor);
   for (int i = 0; i < g.plane_count; ++i) {
-    const PlaneGeometry& p = g.planes[i];
+    const PlaneRef& p = g.planes[i];
     DmaBufPlane& d = planes[i];
     d.storage = buffers[p.buffer];
     d.offset = p.offset;
@@ -152,8 +141,8 @@ Result<Tensor> GlBackend::create_image(Layout layout, std::string notes) const {
   return TensorAccess::make(std::move(layout), std::move(buffers));
 }
 
-Result<std::optional<std::string>> GlBackend::convert(const Tensor& src, const ImageGeometry& src_geometry, Tensor& dst,
-                                                      const ImageGeometry& dst_geometry, const Rect& crop,
+Result<std::optional<std::string>> GlBackend::convert(const Tensor& src, const ImageRef& src_geometry, Tensor& dst,
+                                                      const ImageRef& dst_geometry, const Rect& crop,
                                                       const ConvertOptions& options) {
   if (context_->lost()) return fail(ErrorCode::Unavailable, "GL backend: the GL context was lost (GPU reset)");
   std::optional<std::array<DmaBufPlane, kMaxPlanes>> imported;
@@ -162,13 +151,13 @@ Result<std::optional<std::string>> GlBackend::convert(const Tensor& src, const I
   if (auto* why = std::get_if<std::string>(&in)) return std::optional<std::string>(std::move(*why));
   MEMHAL_ASSIGN_OR_RETURN(auto out, bind(dst, dst_geometry, CpuAccess::Write, *context_, "destination"));
   if (auto* why = std::get_if<std::string>(&out)) return std::optional<std::string>(std::move(*why));
-  GlImage& s = std::get<Operand>(in).image;
-  const GlImage& d = std::get<Operand>(out).image;
+  ImageRef& s = std::get<Operand>(in).image;
+  const ImageRef& d = std::get<Operand>(out).image;
   if (auto why = converter_->unsupported(s, d, options)) return why;
   if (imported) {
     auto textures = context_->run([&]() -> Result<void> {
       for (int i = 0; i < s.plane_count; ++i) {
-        MEMHAL_ASSIGN_OR_RETURN(s.planes[i].texture, importer_->texture((*imported)[i]));
+        MEMHAL_ASSIGN_OR_RETURN(s.planes[i].gl_texture, importer_->texture((*imported)[i]));
       }
       return {};
     });
@@ -179,7 +168,7 @@ Result<std::optional<std::string>> GlBackend::convert(const Tensor& src, const I
       if (auto* why = std::get_if<std::string>(&in)) return std::optional<std::string>(std::move(*why));
     }
   }
-  const GlImage& source = std::get<Operand>(in).image;
+  const ImageRef& source = std::get<Operand>(in).image;
   auto done = context_->run([&]() -> Result<void> {
     MEMHAL_TRY(converter_->run(source, d, crop, options));
     return context_->check_reset();

@@ -41,8 +41,8 @@ class GlBackend {
 
   /// Converts `src` into `dst` on GL. The empty optional means done; a string is why GL cannot
   /// do this one (the caller converts on the CPU); an error means GL failed. Not reentrant.
-  Result<std::optional<std::string>> convert(const Tensor& src, const ImageGeometry& src_geometry, Tensor& dst,
-                                             const ImageGeometry& dst_geometry, const Rect& crop,
+  Result<std::optional<std::string>> convert(const Tensor& src, const ImageRef& src_geometry, Tensor& dst,
+                                             const ImageRef& dst_geometry, const Rect& crop,
                                              const ConvertOptions& options);
 
  private:

@@ -47,7 +47,7 @@ struct Extent {
   int shift_y = 0;
 };
 
-Extent source_extent(const GlImage& src, int plane) {
+Extent source_extent(const ImageRef& src, int plane) {
   const auto info = *pixel_format_info(src.format);
   Extent e;
   if (info.yuv && plane > 0) e.shift_x = info.chroma_shift_x, e.shift_y = info.chroma_shift_y;
@@ -57,8 +57,8 @@ Extent source_extent(const GlImage& src, int plane) {
 }
 
 // One past the last byte the shader reads in a row of `plane` up to its pixel `x`.
-int64_t row_end(const GlImage& src, int plane, int64_t x) {
-  const GlPlane& p = src.planes[plane];
+int64_t row_end(const ImageRef& src, int plane, int64_t x) {
+  const PlaneRef& p = src.planes[plane];
   const int64_t components = pixel_format_info(src.format)->plane_bytes_per_pixel[plane];
   int64_t end = x * p.pixel + (components - 1) * p.comp + 1;
   if (packed_422(src.format)) end = std::max(end, (x & ~int64_t{1}) * p.pixel + 3 * p.comp + 1);
@@ -105,7 +105,7 @@ bool affine(const AxisTaps& axis, int32_t* base, int32_t* step) {
 }
 
 // Copies rows of dense bytes (`stride` apart) into a plane's elements.
-void scatter(const std::byte* from, int64_t stride, std::byte* to, const GlPlane& plane, int64_t width, int channels,
+void scatter(const std::byte* from, int64_t stride, std::byte* to, const PlaneRef& plane, int64_t width, int channels,
              int64_t esize, int64_t rows) {
   const bool dense = plane.pixel == channels * esize && (channels == 1 || plane.comp == esize);
   for (int64_t y = 0; y < rows; ++y) {
@@ -236,7 +236,7 @@ Result<void> GlConverter::ensure_target(Target& target, int width, int height) {
   return gl_check("glTexStorage2D (render target)");
 }
 
-Result<void> GlConverter::prepare_taps(const GlImage& dst, const Rect& crop, const ConvertOptions& options) {
+Result<void> GlConverter::prepare_taps(const ImageRef& dst, const Rect& crop, const ConvertOptions& options) {
   const Key key{crop, options.flip, options.rotation, options.resize, options.interpolation, dst.width, dst.height};
   if (has_key_ && key == key_) return {};
   has_key_ = false;
@@ -271,13 +271,13 @@ Result<void> GlConverter::prepare_taps(const GlImage& dst, const Rect& crop, con
   return {};
 }
 
-Result<void> GlConverter::upload_source(const GlImage& src, const Rect& crop) {
+Result<void> GlConverter::upload_source(const ImageRef& src, const Rect& crop) {
   glPixelStorei(GL_UNPACK_ALIGNMENT, 1);
   for (int i = 0; i < src.plane_count; ++i) {
-    const GlPlane& p = src.planes[i];
-    if (p.texture != 0) {
+    const PlaneRef& p = src.planes[i];
+    if (p.gl_texture != 0) {
       glActiveTexture(GL_TEXTURE0 + kUnitPlane0 + i);
-      glBindTexture(GL_TEXTURE_2D, p.texture);
+      glBindTexture(GL_TEXTURE_2D, p.gl_texture);
       continue;
     }
     const Extent e = source_extent(src, i);
@@ -290,11 +290,11 @@ Result<void> GlConverter::upload_source(const GlImage& src, const Rect& crop) {
     const int64_t b1 = row_end(src, i, x1);
     glActiveTexture(GL_TEXTURE0 + kUnitPlane0 + i);
     ensure_texture(source_[i], GL_R8UI, to_int(row_end(src, i, e.width - 1)), to_int(e.height));
-    glBindBuffer(GL_PIXEL_UNPACK_BUFFER, p.buffer);
+    glBindBuffer(GL_PIXEL_UNPACK_BUFFER, p.gl_buffer);
     glPixelStorei(GL_UNPACK_ROW_LENGTH, y1 > y0 ? to_int(p.row) : 0);
     const int64_t start = y0 * p.row + b0;
-    const void* data = p.buffer != 0 ? reinterpret_cast<const void*>(static_cast<uintptr_t>(p.offset + start))
-                                     : static_cast<const void*>(p.host + start);
+    const void* data = p.gl_buffer != 0 ? reinterpret_cast<const void*>(static_cast<uintptr_t>(p.offset + start))
+                                        : static_cast<const void*>(p.base + start);
     glTexSubImage2D(GL_TEXTURE_2D, 0, to_int(b0), to_int(y0), to_int(b1 - b0), to_int(y1 - y0 + 1), GL_RED_INTEGER,
                     GL_UNSIGNED_BYTE, data);
   }
@@ -303,7 +303,7 @@ Result<void> GlConverter::upload_source(const GlImage& src, const Rect& crop) {
   return gl_check("glTexSubImage2D (source planes)");
 }
 
-Result<void> GlConverter::sample(const GlImage& src, const ConvertOptions& options) {
+Result<void> GlConverter::sample(const ImageRef& src, const ConvertOptions& options) {
   const Rect& box = geometry_.content;
   MEMHAL_TRY(ensure_target(content_, to_int(box.width), to_int(box.height)));
   glViewport(0, 0, to_int(box.width), to_int(box.height));
@@ -336,7 +336,7 @@ Result<void> GlConverter::sample(const GlImage& src, const ConvertOptions& optio
   return gl_check("glDrawArrays (decode and resample)");
 }
 
-int GlConverter::out_planes(const GlImage& dst, const ConvertOptions& options, std::array<OutPlane, kMaxPlanes>& out) {
+int GlConverter::out_planes(const ImageRef& dst, const ConvertOptions& options, std::array<OutPlane, kMaxPlanes>& out) {
   const auto info = *pixel_format_info(dst.format);
   std::array<int, 4> order{0, 1, 2, 3};
   if (!info.yuv) std::copy(info.order.begin(), info.order.end(), order.begin());
@@ -390,7 +390,7 @@ int GlConverter::out_planes(const GlImage& dst, const ConvertOptions& options, s
   }
 }
 
-Result<void> GlConverter::pack_plane(const OutPlane& out, const GlImage& dst, int index,
+Result<void> GlConverter::pack_plane(const OutPlane& out, const ImageRef& dst, int index,
                                      const ConvertOptions& options) {
   const auto esize = static_cast<int64_t>(size_of(dst.dtype));
   const int words = to_int((out.width * out.channels * esize + 15) / 16);
@@ -419,23 +419,23 @@ Result<void> GlConverter::pack_plane(const OutPlane& out, const GlImage& dst, in
   return read_back(out, dst.planes[index], esize, words);
 }
 
-Result<void> GlConverter::read_back(const OutPlane& out, const GlPlane& plane, int64_t esize, int words) {
+Result<void> GlConverter::read_back(const OutPlane& out, const PlaneRef& plane, int64_t esize, int words) {
   const int64_t row_bytes = out.width * out.channels * esize;
   const int rows = to_int(out.rows);
   const bool dense = plane.pixel == out.channels * esize && (out.channels == 1 || plane.comp == esize);
   const auto address =
-      plane.buffer != 0 ? static_cast<uintptr_t>(plane.offset) : reinterpret_cast<uintptr_t>(plane.host);
+      plane.gl_buffer != 0 ? static_cast<uintptr_t>(plane.offset) : reinterpret_cast<uintptr_t>(plane.base);
   // Whole 16-byte texels land in the destination's own rows: no staging, no CPU copy.
   if (dense && row_bytes % 16 == 0 && address % 4 == 0 &&
       (rows == 1 || (plane.row % 16 == 0 && plane.row >= row_bytes))) {
-    glBindBuffer(GL_PIXEL_PACK_BUFFER, plane.buffer);
+    glBindBuffer(GL_PIXEL_PACK_BUFFER, plane.gl_buffer);
     glPixelStorei(GL_PACK_ROW_LENGTH, rows == 1 ? 0 : to_int(plane.row / 16));
     glReadPixels(0, 0, words, rows, GL_RGBA_INTEGER, GL_UNSIGNED_INT, reinterpret_cast<void*>(address));
     glPixelStorei(GL_PACK_ROW_LENGTH, 0);
     glBindBuffer(GL_PIXEL_PACK_BUFFER, 0);
     return gl_check("glReadPixels (into the destination)");
   }
-  if (plane.buffer != 0 && dense) return copy_rows_on_gl(plane, row_bytes, words, rows);
+  if (plane.gl_buffer != 0 && dense) return copy_rows_on_gl(plane, row_bytes, words, rows);
   const std::size_t need = static_cast<std::size_t>(words) * 4 * static_cast<std::size_t>(rows);
   if (staging_.size() < need) staging_.resize(need);
   glPixelStorei(GL_PACK_ROW_LENGTH, 0);
@@ -443,14 +443,14 @@ Result<void> GlConverter::read_back(const OutPlane& out, const GlPlane& plane, i
   MEMHAL_TRY(gl_check("glReadPixels (staging)"));
   const auto* from = reinterpret_cast<const std::byte*>(staging_.data());
   const int64_t stride = int64_t{words} * 16;
-  if (plane.buffer == 0) {
-    scatter(from, stride, plane.host, plane, out.width, out.channels, esize, rows);
+  if (plane.gl_buffer == 0) {
+    scatter(from, stride, plane.base, plane, out.width, out.channels, esize, rows);
     return {};
   }
   // Elements scattered in a GL buffer: the CPU places them through a mapping.
   const int64_t extent =
       (rows - 1) * plane.row + (out.width - 1) * plane.pixel + (out.channels - 1) * plane.comp + esize;
-  glBindBuffer(GL_COPY_WRITE_BUFFER, plane.buffer);
+  glBindBuffer(GL_COPY_WRITE_BUFFER, plane.gl_buffer);
   void* mapped = glMapBufferRange(GL_COPY_WRITE_BUFFER, plane.offset, extent, GL_MAP_WRITE_BIT);
   if (mapped == nullptr) {
     glBindBuffer(GL_COPY_WRITE_BUFFER, 0);
@@ -464,7 +464,7 @@ Result<void> GlConverter::read_back(const OutPlane& out, const GlPlane& plane, i
   return gl_check("glUnmapBuffer (destination)");
 }
 
-Result<void> GlConverter::copy_rows_on_gl(const GlPlane& plane, int64_t row_bytes, int words, int rows) {
+Result<void> GlConverter::copy_rows_on_gl(const PlaneRef& plane, int64_t row_bytes, int words, int rows) {
   // Rows that are not whole texels go through a staging buffer and are copied row by row on
   // the GL side, so that a Pbo destination is never mapped (no stall, no CPU copy).
   const int64_t stride = int64_t{words} * 16;
@@ -483,7 +483,7 @@ Result<void> GlConverter::copy_rows_on_gl(const GlPlane& plane, int64_t row_byte
   glBindBuffer(GL_PIXEL_PACK_BUFFER, 0);
   MEMHAL_TRY(gl_check("glReadPixels (staging buffer)"));
   glBindBuffer(GL_COPY_READ_BUFFER, staging_buffer_);
-  glBindBuffer(GL_COPY_WRITE_BUFFER, plane.buffer);
+  glBindBuffer(GL_COPY_WRITE_BUFFER, plane.gl_buffer);
   for (int64_t y = 0; y < rows; ++y) {
     glCopyBufferSubData(GL_COPY_READ_BUFFER, GL_COPY_WRITE_BUFFER, y * stride, plane.offset + y * plane.row, row_bytes);
   }
@@ -492,7 +492,8 @@ Result<void> GlConverter::copy_rows_on_gl(const GlPlane& plane, int64_t row_byte
   return gl_check("glCopyBufferSubData (into the destination)");
 }
 
-Result<void> GlConverter::run(const GlImage& src, const GlImage& dst, const Rect& crop, const ConvertOptions& options) {
+Result<void> GlConverter::run(const ImageRef& src, const ImageRef& dst, const Rect& crop,
+                              const ConvertOptions& options) {
   glBindBuffer(GL_PIXEL_UNPACK_BUFFER, 0);
   glBindBuffer(GL_PIXEL_PACK_BUFFER, 0);
   glPixelStorei(GL_PACK_ALIGNMENT, 4);
@@ -512,7 +513,7 @@ Result<void> GlConverter::run(const GlImage& src, const GlImage& dst, const Rect
   return context_->check_reset();
 }
 
-std::optional<std::string> GlConverter::unsupported(const GlImage& src, const GlImage& dst,
+std::optional<std::string> GlConverter::unsupported(const ImageRef& src, const ImageRef& dst,
                                                     const ConvertOptions& options) const {
   if (src.dtype != DType::U8) return cat(to_string(src.dtype), " source");
   std::array<OutPlane, kMaxPlanes> planes{};
@@ -524,7 +525,7 @@ std::optional<std::string> GlConverter::unsupported(const GlImage& src, const Gl
   if (count == 0 || !dtype_ok) return cat(to_string(dst.format), " ", to_string(dst.dtype), " output");
   const int64_t max = max_size_;
   for (int i = 0; i < src.plane_count; ++i) {
-    const GlPlane& p = src.planes[i];
+    const PlaneRef& p = src.planes[i];
     if (p.row < 0) return std::string("source rows run upward (negative pitch)");
     if (p.pixel < 0 || p.comp < 0) return std::string("source pixels run right to left (negative stride)");
     const Extent e = source_extent(src, i);
@@ -537,7 +538,7 @@ std::optional<std::string> GlConverter::unsupported(const GlImage& src, const Gl
     return cat("a ", dst.width, "x", dst.height, " destination exceeds GL_MAX_TEXTURE_SIZE ", max);
   }
   for (int i = 0; i < count; ++i) {
-    const GlPlane& p = dst.planes[i];
+    const PlaneRef& p = dst.planes[i];
     if (p.row < 0) return std::string("destination rows run upward (negative pitch)");
     if (p.pixel < 0 || p.comp < 0) return std::string("destination pixels run right to left (negative stride)");
     const int64_t words = (planes[i].width * planes[i].channels * static_cast<int64_t>(size_of(dst.dtype)) + 15) / 16;

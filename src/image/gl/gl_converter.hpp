@@ -21,33 +21,9 @@
 
 #include "image/cpu/resample_plan.hpp"
 #include "image/gl/gl_context.hpp"
+#include "image/image_ref.hpp"
 
 namespace memhal::detail::gl {
-
-/// One plane of an image the GL backend reads or writes: host bytes (`host` set; `offset` is
-/// then ignored) or bytes of a GL buffer object (`buffer` != 0, a Pbo tensor) at byte
-/// `offset`. Element (x, y, component c) lies at y*row + x*pixel + c*comp bytes from there —
-/// the same convention as detail::PlaneRef in src/image/image_ref.hpp.
-struct GlPlane {
-  std::byte* host = nullptr;
-  GLuint buffer = 0;
-  int64_t offset = 0;
-  int64_t row = 0;
-  int64_t pixel = 0;
-  int64_t comp = 0;
-  /// Or an R8UI texture already holding the plane's bytes (texel (x, y) = byte x of row y; a
-  /// DMA-BUF imported through EGL): sampled as it is, nothing uploaded.
-  GLuint texture = 0;
-};
-
-/// An image as detail::ImageRef describes one, over GlPlanes.
-struct GlImage {
-  PixelFormat format = PixelFormat::Rgb;
-  DType dtype = DType::U8;
-  int64_t width = 0, height = 0;
-  int plane_count = 0;
-  std::array<GlPlane, kMaxPlanes> planes{};
-};
 
 /// Converts images on the GL thread of one GlContext. Every member except `unsupported` runs
 /// on that thread (inside GlContext::run); `unsupported` makes no GL call and may run anywhere.
@@ -63,12 +39,12 @@ class GlConverter {
 
   /// Empty when this backend converts src -> dst with these options; otherwise why not, in
   /// words a user reads in a fallback counter ("source rows run upward (negative pitch)").
-  std::optional<std::string> unsupported(const GlImage& src, const GlImage& dst, const ConvertOptions& options) const;
+  std::optional<std::string> unsupported(const ImageRef& src, const ImageRef& dst, const ConvertOptions& options) const;
 
   /// Converts; the caller validated formats, sizes, crop and options exactly as for the CPU
   /// backend (detail::CpuConverter::run) and asked `unsupported`. On the GL thread. Errors:
   /// `Unavailable` on a GL error or a context reset (the message names the GL call and error).
-  Result<void> run(const GlImage& src, const GlImage& dst, const Rect& crop, const ConvertOptions& options);
+  Result<void> run(const ImageRef& src, const ImageRef& dst, const Rect& crop, const ConvertOptions& options);
 
   /// GL objects (textures, framebuffers, programs) made so far; it stays put while calls
   /// repeat a geometry and formats already seen. On the GL thread.
@@ -111,18 +87,18 @@ class GlConverter {
   Result<GLuint> sample_program(int kind, bool alpha, bool affine_h, bool affine_v);
   /// The pack program for a plane mode, output dtype (0..3) and elements per pixel (1..4).
   Result<GLuint> pack_program(int mode, int dtype, int channels);
-  Result<void> prepare_taps(const GlImage& dst, const Rect& crop, const ConvertOptions& options);
-  Result<void> upload_source(const GlImage& src, const Rect& crop);
-  Result<void> sample(const GlImage& src, const ConvertOptions& options);
-  Result<void> pack_plane(const OutPlane& out, const GlImage& dst, int index, const ConvertOptions& options);
-  Result<void> read_back(const OutPlane& out, const GlPlane& plane, int64_t esize, int words);
-  Result<void> copy_rows_on_gl(const GlPlane& plane, int64_t row_bytes, int words, int rows);
+  Result<void> prepare_taps(const ImageRef& dst, const Rect& crop, const ConvertOptions& options);
+  Result<void> upload_source(const ImageRef& src, const Rect& crop);
+  Result<void> sample(const ImageRef& src, const ConvertOptions& options);
+  Result<void> pack_plane(const OutPlane& out, const ImageRef& dst, int index, const ConvertOptions& options);
+  Result<void> read_back(const OutPlane& out, const PlaneRef& plane, int64_t esize, int words);
+  Result<void> copy_rows_on_gl(const PlaneRef& plane, int64_t row_bytes, int words, int rows);
   Result<void> ensure_target(Target& target, int width, int height);
   /// Binds `texture` on the active unit, (re)made as width x height of `format` when it is not
   /// that already; true when it was made.
   bool ensure_texture(Texture& texture, GLenum format, int width, int height);
   /// The planes the pack pass writes for dst; their count (0: a format it does not write).
-  static int out_planes(const GlImage& dst, const ConvertOptions& options, std::array<OutPlane, kMaxPlanes>& out);
+  static int out_planes(const ImageRef& dst, const ConvertOptions& options, std::array<OutPlane, kMaxPlanes>& out);
 
   GlContext* context_;
   std::array<GLuint, 5 * 2 * 2 * 2> sample_programs_{};  // by kind, alpha and affine axes
