@@ -144,7 +144,30 @@ std::vector<double> frame_rates(int fd, uint32_t fourcc, uint32_t width, uint32_
   return rates;
 }
 
-std::vector<CameraFormat> formats_of(const Device& device) {
+// The sizes of `format` (and, with `rates`, the frame rates at each).
+void add_sizes(int fd, CameraFormat& format, bool rates) {
+  const auto at = [&](uint32_t width, uint32_t height) {
+    return CameraFrameSize{width, height,
+                           rates ? frame_rates(fd, format.fourcc, width, height) : std::vector<double>{}};
+  };
+  for (uint32_t s = 0; s < 1024; ++s) {
+    v4l2_frmsizeenum size{};
+    size.index = s;
+    size.pixel_format = format.fourcc;
+    if (xioctl(fd, VIDIOC_ENUM_FRAMESIZES, &size) != 0) break;
+    if (size.type == V4L2_FRMSIZE_TYPE_DISCRETE) {
+      format.sizes.push_back(at(size.discrete.width, size.discrete.height));
+    } else {  // a range: its two ends
+      format.stepwise = true;
+      format.sizes.push_back(at(size.stepwise.min_width, size.stepwise.min_height));
+      format.sizes.push_back(at(size.stepwise.max_width, size.stepwise.max_height));
+      break;
+    }
+  }
+}
+
+// The formats the device offers; with `sizes`, each with its sizes and frame rates.
+std::vector<CameraFormat> formats_of(const Device& device, bool sizes) {
   const int fd = device.fd.get();
   std::vector<CameraFormat> formats;
   for (uint32_t i = 0; i < 1024; ++i) {
@@ -159,24 +182,7 @@ std::vector<CameraFormat> formats_of(const Device& device) {
       format.multi_buffer = known->multi_buffer;
     }
     format.description = cstr(desc.description, sizeof(desc.description));
-    for (uint32_t s = 0; s < 1024; ++s) {
-      v4l2_frmsizeenum size{};
-      size.index = s;
-      size.pixel_format = desc.pixelformat;
-      if (xioctl(fd, VIDIOC_ENUM_FRAMESIZES, &size) != 0) break;
-      if (size.type == V4L2_FRMSIZE_TYPE_DISCRETE) {
-        const auto& d = size.discrete;
-        format.sizes.push_back({d.width, d.height, frame_rates(fd, desc.pixelformat, d.width, d.height)});
-      } else {
-        const auto& r = size.stepwise;
-        format.stepwise = true;
-        format.sizes.push_back(
-            {r.min_width, r.min_height, frame_rates(fd, desc.pixelformat, r.min_width, r.min_height)});
-        format.sizes.push_back(
-            {r.max_width, r.max_height, frame_rates(fd, desc.pixelformat, r.max_width, r.max_height)});
-        break;
-      }
-    }
+    if (sizes) add_sizes(fd, format, true);
     formats.push_back(std::move(format));
   }
   return formats;
@@ -208,7 +214,7 @@ CameraInfo info_of(const std::string& path, const Device& device) {
   info.card = cstr(device.caps.card, sizeof(device.caps.card));
   info.bus = cstr(device.caps.bus_info, sizeof(device.caps.bus_info));
   info.multi_planar = device.mplane();
-  info.formats = formats_of(device);
+  info.formats = formats_of(device, true);
   return info;
 }
 
@@ -592,15 +598,16 @@ Result<V4l2Camera> V4l2Camera::open(const std::string& path, const CameraOptions
     return detail::fail(ErrorCode::InvalidArgument, "camera ", path, ": frame rate ", options.fps, " is out of range");
   }
   MEMHAL_ASSIGN_OR_RETURN(auto device, detail::open_device(path));
-  const auto formats = detail::formats_of(device);
+  const auto formats = detail::formats_of(device, false);  // sizes only for the chosen one
   MEMHAL_ASSIGN_OR_RETURN(const uint32_t fourcc, detail::choose_fourcc(path, device, formats, options));
   if (options.width || options.height) {
     if (!options.width || !options.height) {
       return detail::fail(ErrorCode::InvalidArgument, "camera ", path, ": give both width and height (got ",
                           options.width, "x", options.height, ")");
     }
-    const auto format = std::find_if(formats.begin(), formats.end(), [&](const auto& f) { return f.fourcc == fourcc; });
-    MEMHAL_TRY(detail::check_size(path, *format, options.width, options.height));
+    auto format = *std::find_if(formats.begin(), formats.end(), [&](const auto& f) { return f.fourcc == fourcc; });
+    detail::add_sizes(device.fd.get(), format, false);
+    MEMHAL_TRY(detail::check_size(path, format, options.width, options.height));
   }
   auto state = std::make_shared<detail::CameraState>();
   state->fd = std::move(device.fd);

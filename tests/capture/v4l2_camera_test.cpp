@@ -15,6 +15,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
+#include <memhal/channel.hpp>
 #include <memhal/image_processor.hpp>
 #include <memhal/pixel_format.hpp>
 #include <memhal/tee.hpp>
@@ -391,6 +392,39 @@ TEST(Camera, BuffersGoBackOnlyAfterTheLastHolderDrops) {
   ASSERT_OK_AND_ASSIGN(auto next, camera.next_frame(kWait));
   EXPECT_GT(next.sequence, frames.back().sequence);
   EXPECT_EQ(camera.stats().held, 4u);
+}
+
+// A frame sent over a Channel is held by the channel until the receiving side drops it: only
+// then does the buffer go back to the driver.
+TEST(Camera, AChannelShareHoldsTheBufferUntilTheReceiverReleasesIt) {
+  const std::string path = vivid(0);
+  REQUIRE_CAMERA(path, "vivid instance 0");
+  CameraOptions options{.width = 320, .height = 180, .format = PixelFormat::Nv12, .fps = 30, .buffers = 4};
+  options.io = CameraIo::Mmap;
+  ASSERT_OK_AND_ASSIGN(auto camera, V4l2Camera::open(path, options));
+  ASSERT_OK_AND_ASSIGN(auto ends, ipc::Channel::pair());
+  auto& [sender, receiver] = ends;
+  {
+    ASSERT_OK_AND_ASSIGN(auto frame, camera.next_frame(kWait));
+    ASSERT_OK(sender.send(frame));
+    ASSERT_OK_AND_ASSIGN(auto sent, frame.payload.to_tensor());
+    const auto bytes = image_bytes(sent);
+    frame = Frame{};
+    sent = *Tensor::create({1}, DType::U8, MemoryKind::Mem);
+    EXPECT_EQ(camera.stats().held, 1u) << "the channel holds what it sent";
+    ASSERT_OK_AND_ASSIGN(auto received, receiver.receive_frame(kWait));
+    ASSERT_OK_AND_ASSIGN(auto image, received.payload.to_tensor());
+    EXPECT_EQ(image.pixel_format(), PixelFormat::Nv12);
+    EXPECT_EQ(image_bytes(image), bytes) << "the receiver reads the capture buffer";
+    EXPECT_EQ(camera.stats().held, 1u);
+  }
+  // The release crosses back to the sender's channel, which lets go of the buffer.
+  const auto deadline = std::chrono::steady_clock::now() + kWait;
+  while (camera.stats().held != 0 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(milliseconds(5));
+  }
+  EXPECT_EQ(camera.stats().held, 0u);
+  EXPECT_EQ(camera.stats().queued, 4u);
 }
 
 TEST(Camera, HeldFramesOutliveTheCameraAndTheDeviceOpensAgain) {
