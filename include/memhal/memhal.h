@@ -177,6 +177,7 @@ typedef struct memhal_image_processor memhal_image_processor_t;
 typedef struct memhal_channel memhal_channel_t;
 typedef struct memhal_recorder memhal_recorder_t;
 typedef struct memhal_replayer memhal_replayer_t;
+typedef struct memhal_camera memhal_camera_t;
 
 /** One plane of a multi-plane image, for imports. */
 typedef struct memhal_plane {
@@ -396,6 +397,77 @@ MEMHAL_C_API int memhal_replayer_open(const char* path, memhal_replayer_t** out)
 MEMHAL_C_API int memhal_replayer_next(memhal_replayer_t* replayer, int32_t memory, memhal_tensor_t** out,
                                       int64_t* timestamp_ns);
 MEMHAL_C_API void memhal_replayer_free(memhal_replayer_t* replayer);
+
+/* ---- cameras (V4L2 capture; frames are the driver's buffers) ---- */
+
+/** Where capture buffers come from (memhal::CameraIo). */
+#define MEMHAL_CAMERA_IO_AUTO 0
+#define MEMHAL_CAMERA_IO_MMAP 1
+#define MEMHAL_CAMERA_IO_DMABUF_IMPORT 2
+
+/** What memhal_camera_open asks for; 0 (format: -1) keeps what the device has. */
+typedef struct memhal_camera_options {
+  uint32_t width;
+  uint32_t height;
+  int32_t format;  /**< MEMHAL_PIXEL_FORMAT_*, or -1 */
+  uint32_t fourcc; /**< a V4L2 FourCC instead of `format` (wins when not 0) */
+  double fps;
+  uint32_t buffers; /**< default 4 */
+  int32_t io;       /**< MEMHAL_CAMERA_IO_* */
+} memhal_camera_options_t;
+
+/** What was negotiated (the driver may adjust what was asked for). */
+typedef struct memhal_camera_config {
+  uint32_t width;
+  uint32_t height;
+  int32_t format; /**< MEMHAL_PIXEL_FORMAT_* */
+  uint32_t fourcc;
+  double fps; /**< 0 when the driver does not say */
+  uint32_t buffers;
+  int32_t io; /**< MEMHAL_CAMERA_IO_MMAP or _DMABUF_IMPORT */
+  int multi_planar;
+} memhal_camera_config_t;
+
+typedef struct memhal_camera_stats {
+  uint64_t frames;
+  uint64_t dropped; /**< gaps in the driver's sequence numbers */
+  uint64_t errors;
+  uint32_t held;   /**< buffers consumers hold now */
+  uint32_t queued; /**< buffers with the driver now */
+} memhal_camera_stats_t;
+
+/** One capture device as memhal_camera_list finds it (strings NUL-terminated, cut to fit). */
+typedef struct memhal_camera_info {
+  char path[64];
+  char driver[32];
+  char card[64];
+  char bus[64];
+  int multi_planar;
+  size_t format_count;
+} memhal_camera_info_t;
+
+/** The defaults: device's size, format and rate, 4 buffers, MEMHAL_CAMERA_IO_AUTO. */
+MEMHAL_C_API memhal_camera_options_t memhal_camera_options_default(void);
+/** Every video capture device: `*out` is an array of `*count` entries (NULL when none) that the
+ *  caller frees with memhal_camera_list_free. */
+MEMHAL_C_API int memhal_camera_list(memhal_camera_info_t** out, size_t* count);
+MEMHAL_C_API void memhal_camera_list_free(memhal_camera_info_t* list);
+/** Opens `path` and starts streaming (`options` NULL: defaults). Errors as V4l2Camera::open:
+ *  MEMHAL_ERROR_UNAVAILABLE (no such device, gone), MEMHAL_ERROR_INVALID_ARGUMENT (not a
+ *  capture device, a format or size it does not offer: the message lists what it does),
+ *  MEMHAL_ERROR_BUSY (another handle streams from it). */
+MEMHAL_C_API int memhal_camera_open(const char* path, const memhal_camera_options_t* options, memhal_camera_t** out);
+/** The next frame: its payload is the capture buffer, which goes back to the driver when the
+ *  last frame, tensor and map of it is freed. Waits up to `timeout_ms` (negative: forever).
+ *  MEMHAL_ERROR_BUSY when consumers hold every buffer or no frame came in time;
+ *  MEMHAL_ERROR_UNAVAILABLE when the device went away. */
+MEMHAL_C_API int memhal_camera_next_frame(memhal_camera_t* camera, int timeout_ms, memhal_frame_t** out);
+MEMHAL_C_API int memhal_camera_get_config(const memhal_camera_t* camera, memhal_camera_config_t* out);
+/** Why MEMHAL_CAMERA_IO_AUTO did not get DMABUF_IMPORT ("" otherwise); owned by the camera. */
+MEMHAL_C_API const char* memhal_camera_io_notes(const memhal_camera_t* camera);
+MEMHAL_C_API int memhal_camera_get_stats(const memhal_camera_t* camera, memhal_camera_stats_t* out);
+/** Stops streaming; frames still out stay valid until freed. */
+MEMHAL_C_API void memhal_camera_free(memhal_camera_t* camera);
 
 #ifdef __cplusplus
 }

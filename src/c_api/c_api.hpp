@@ -30,6 +30,9 @@ struct memhal_recorder {
 struct memhal_replayer {
   memhal::Replayer replayer;
 };
+struct memhal_camera {
+  memhal::V4l2Camera camera;
+};
 
 namespace memhal::c_api {
 
