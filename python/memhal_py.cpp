@@ -175,4 +175,5 @@ PYBIND11_MODULE(memhal, m) {
   bind_foreign(m);
   bind_pipeline(m);
   bind_frame(m);
+  bind_camera(m);
 }

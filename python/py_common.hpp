@@ -154,5 +154,6 @@ void bind_dlpack(py::module_& m);
 void bind_foreign(py::module_& m);
 void bind_pipeline(py::module_& m);
 void bind_frame(py::module_& m);  // after bind_pipeline: adds to Channel
+void bind_camera(py::module_& m);
 
 }  // namespace memhal::python
