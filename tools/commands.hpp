@@ -11,5 +11,6 @@ int run_info(std::span<const std::string_view> args);
 int run_demo(std::span<const std::string_view> args);
 int run_inspect(std::span<const std::string_view> args);
 int run_convert(std::span<const std::string_view> args);
+int run_capture(std::span<const std::string_view> args);
 
 }  // namespace memhal::cli

@@ -44,6 +44,37 @@ std::string image_backends_json() {
   return out + "]}]";
 }
 
+std::string cameras_json() {
+  std::string out = "[";
+  for (const CameraInfo& camera : V4l2Camera::list()) {
+    out += (out.size() > 1 ? ",{" : "{") + std::string("\"path\":") + json_string(camera.path) +
+           ",\"driver\":" + json_string(camera.driver) + ",\"card\":" + json_string(camera.card) +
+           ",\"bus\":" + json_string(camera.bus) + ",\"multi_planar\":" + (camera.multi_planar ? "true" : "false") +
+           ",\"formats\":[";
+    for (std::size_t f = 0; f < camera.formats.size(); ++f) {
+      const CameraFormat& format = camera.formats[f];
+      out += (f ? ",{" : "{") + std::string("\"fourcc\":") + json_string(fourcc_to_string(format.fourcc)) +
+             ",\"format\":" + (format.format ? json_string(to_string(*format.format)) : std::string("null")) +
+             ",\"description\":" + json_string(format.description) +
+             ",\"stepwise\":" + (format.stepwise ? "true" : "false") + ",\"sizes\":[";
+      for (std::size_t s = 0; s < format.sizes.size(); ++s) {
+        const auto& size = format.sizes[s];
+        out += (s ? ",{" : "{") + std::string("\"width\":") + std::to_string(size.width) +
+               ",\"height\":" + std::to_string(size.height) + ",\"fps\":[";
+        for (std::size_t r = 0; r < size.fps.size(); ++r) {
+          char rate[32];
+          std::snprintf(rate, sizeof rate, "%.6g", size.fps[r]);
+          out += (r ? "," : "") + std::string(rate);
+        }
+        out += "]}";
+      }
+      out += "]}";
+    }
+    out += "]}";
+  }
+  return out + "]";
+}
+
 void print_table() {
   std::cout << "memhal " << MEMHAL_VERSION_STRING << "\n\nmemory kinds:\n";
   std::printf("  %-10s %-4s %-9s %s\n", "name", "code", "available", "reason");
@@ -58,6 +89,23 @@ void print_table() {
                 source.state.c_str());
   }
   print_image_backends();
+  std::cout << "\ncameras (V4L2 capture devices):\n";
+  const auto cameras = V4l2Camera::list();
+  if (cameras.empty()) std::cout << "  none found\n";
+  for (const CameraInfo& camera : cameras) {
+    std::printf("  %-12s %s (driver %s, %s)%s\n", camera.path.c_str(), camera.card.c_str(), camera.driver.c_str(),
+                camera.bus.c_str(), camera.multi_planar ? ", multi-planar" : "");
+    std::string formats;
+    for (const CameraFormat& format : camera.formats) {
+      if (!format.format) continue;  // the JSON lists every FourCC; the table those memhal reads
+      formats += (formats.empty() ? "" : " ") + fourcc_to_string(format.fourcc);
+      if (!format.sizes.empty()) {
+        const auto& largest = format.sizes.back();
+        formats += "<=" + std::to_string(largest.width) + "x" + std::to_string(largest.height);
+      }
+    }
+    std::printf("    formats memhal reads: %s\n", formats.empty() ? "none" : formats.c_str());
+  }
   std::cout << "\nMEMHAL_FORCE_MEM: "
             << (force_mem_requested() ? "set (auto-selection goes straight to mem)" : "not set") << "\n";
 }
@@ -80,7 +128,7 @@ void print_json() {
               << ",\"state\":" << json_string(source.state) << "}";
     first = false;
   }
-  std::cout << "],\"image_backends\":" << image_backends_json()
+  std::cout << "],\"image_backends\":" << image_backends_json() << ",\"cameras\":" << cameras_json()
             << ",\"force_mem\":" << (force_mem_requested() ? "true" : "false") << "}\n";
 }
 

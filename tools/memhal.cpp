@@ -15,10 +15,11 @@ constexpr std::string_view kUsage =
     "usage: memhal <command> [options]\n"
     "\n"
     "commands:\n"
-    "  info [--json]   memory kinds with code, availability and reason\n"
+    "  info [--json]   memory kinds with code, availability and reason; the cameras\n"
     "  demo [options]  the main job: zero-copy fan-out of camera frames to two consumers\n"
     "  inspect FILE    the records of a .mhrec recording\n"
     "  convert IN OUT  an image or raw YUV frame through ImageProcessor, to PNG or .npy\n"
+    "  capture DEV OUT frames from a V4L2 camera into a PNG, .npy or .raw file\n"
     "\n"
     "memhal --version prints the version of the memhal library; memhal help COMMAND (or\n"
     "memhal COMMAND --help) the options of a command. Options take their value as --name VALUE\n"
@@ -55,6 +56,7 @@ int main(int argc, char** argv) {
     if (command == "demo") return memhal::cli::run_demo(rest);
     if (command == "inspect") return memhal::cli::run_inspect(rest);
     if (command == "convert") return memhal::cli::run_convert(rest);
+    if (command == "capture") return memhal::cli::run_capture(rest);
   } catch (const std::exception& e) {
     std::cerr << "memhal " << command << ": unexpected error: " << e.what() << "\n";
     return 1;
