@@ -1,6 +1,8 @@
-// memhal demo: the project's main job. A synthetic camera fills NV12 frames taken from a
-// TensorPool; a Tee fans each frame out to an in-process consumer and, over a Channel, to a
-// second process; both checksum what they see. No payload byte is copied on the way.
+// memhal demo: the project's main job. A camera — a synthetic one filling NV12 frames taken
+// from a TensorPool, or a real V4L2 device (--camera) whose frames are its capture buffers —
+// feeds a Tee that fans each frame out to an in-process consumer, over a Channel to a second
+// process (both checksum what they see) and to an ImageProcessor that makes the model input
+// (letterboxed planar f32). No payload byte is copied on the way.
 #include <fcntl.h>
 #include <spawn.h>
 #include <sys/stat.h>
@@ -35,13 +37,19 @@ namespace {
 
 constexpr std::string_view kUsage =
     "usage: memhal demo [--seconds S | --frames N] [--size WxH] [--fps F] [--memory shm|dmabuf]\n"
-    "                   [--record FILE.mhrec]\n"
-    "  A synthetic NV12 camera fans frames out to an in-process consumer and a second process\n"
-    "  without copying them; prints per-second figures and a final summary line:\n"
+    "                   [--record FILE.mhrec] [--camera DEVICE] [--model-input WxH|none]\n"
+    "  A camera fans frames out to an in-process consumer, a second process and a model-input\n"
+    "  converter without copying them; prints per-second figures and a final summary line:\n"
     "    summary: frames=N bytes_shared=B bytes_copied=B p50_latency_us=U p99_latency_us=U\n"
-    "             checksum_errors=N lost_frames=N\n"
+    "             checksum_errors=N lost_frames=N preprocess_p50_us=U dropped_frames=N\n"
     "  --seconds S  run time, 0.001..1000000 (default 3)    --frames N  1..1000000000000\n"
-    "  --size WxH   even sides up to 16384 (default 1280x720)  --fps F  0.1..1000 (default 30)\n"
+    "  --size WxH   even sides up to 16384 (default 1280x720; with --camera: the device's)\n"
+    "  --fps F      0.1..1000 (default 30; with --camera: the device's)\n"
+    "  --camera DEVICE  a V4L2 capture device (memhal info lists them) instead of the synthetic\n"
+    "               NV12 camera; latency counts from the driver's timestamp, dropped_frames are\n"
+    "               the gaps in its sequence numbers\n"
+    "  --model-input WxH  the third branch's letterboxed planar f32 model input (default\n"
+    "               640x640); none leaves the branch out (preprocess_p50_us=0)\n"
     "  Options take --name VALUE or --name=VALUE. Ctrl-C (SIGINT, or SIGTERM) stops the camera;\n"
     "  the second process drains what it was sent, the summary is printed, and the exit status\n"
     "  is as for a finished run. Exit status: 0 every frame checked and acknowledged; 1 an\n"
@@ -158,9 +166,13 @@ struct Options {
   std::optional<double> seconds;
   std::optional<uint64_t> frames;
   int64_t width = 1280, height = 720;
+  bool size_given = false;
   double fps = 30;
+  bool fps_given = false;
   std::optional<MemoryKind> memory;
   std::string record;
+  std::string camera;
+  std::optional<std::pair<int64_t, int64_t>> model_input = std::pair<int64_t, int64_t>{640, 640};
 };
 
 Parsed<void> parse_option(const Argument& arg, Options& options) {
@@ -176,10 +188,22 @@ Parsed<void> parse_option(const Argument& arg, Options& options) {
     auto fps = parse_real(arg.value, 0.1, 1000);
     if (!fps) return tl::unexpected(fps.error());
     options.fps = *fps;
+    options.fps_given = true;
   } else if (arg.name == "--size") {
     auto size = parse_size(arg.value, 16384);
     if (!size) return tl::unexpected(size.error());
     std::tie(options.width, options.height) = *size;
+    options.size_given = true;
+  } else if (arg.name == "--camera") {
+    options.camera = arg.value;
+  } else if (arg.name == "--model-input") {
+    if (arg.value == "none") {
+      options.model_input.reset();
+    } else {
+      auto size = parse_size(arg.value, 16384);
+      if (!size) return tl::unexpected(size.error());
+      options.model_input = *size;
+    }
   } else if (arg.name == "--memory") {
     options.memory = from_string<MemoryKind>(arg.value);
     if (!options.memory) return tl::unexpected("unknown memory kind '" + std::string(arg.value) + "'");
@@ -203,6 +227,8 @@ Parsed<Options> parse(std::span<const std::string_view> args) {
   if (options.seconds && options.frames)
     return tl::unexpected(std::string("--seconds and --frames exclude each other"));
   if (!options.seconds && !options.frames) options.seconds = 3;
+  if (!options.camera.empty() && options.memory)
+    return tl::unexpected(std::string("--memory and --camera exclude each other (the camera's buffers are its own)"));
   return options;
 }
 
@@ -353,24 +379,37 @@ void sleep_until_or_stop(std::chrono::steady_clock::time_point deadline) {
   }
 }
 
+// The third branch: every frame into a letterboxed planar f32 model input.
+struct ModelInput {
+  ImageProcessor processor;
+  Tensor input;
+  std::vector<int64_t> preprocess_us;
+};
+
 // Everything the camera loop works with.
 struct Camera {
   const Options& options;
-  TensorPool& pool;
+  std::optional<TensorPool>& pool;    // the synthetic camera's frames
+  std::optional<V4l2Camera>& device;  // or a real camera's
   Tee& tee;
   ipc::Channel& channel;
   std::optional<Recorder>& recorder;
   PeerProcess& peer;
   Stats& stats;
+  std::optional<ModelInput>& model;
   int64_t start = now_ns();
   uint64_t frames = 0, bytes_shared = 0, bytes_copied = 0, local_errors = 0;
 };
+
+uint64_t dropped_frames(const Camera& camera) {
+  return camera.device ? camera.device->stats().dropped : 0;
+}
 
 // A free pool tensor. While the pool is exhausted (the second process holds every frame),
 // checks that the peer is alive and keeping up, and that no signal asked to stop.
 Result<Tensor> acquire(Camera& camera, Stop& stop) {
   for (;;) {
-    auto image = camera.pool.acquire(std::chrono::milliseconds(100));
+    auto image = camera.pool->acquire(std::chrono::milliseconds(100));
     if (image || image.error().code() != ErrorCode::Busy) return image;
     if (g_stop) {
       stop = Stop::Interrupted;
@@ -383,19 +422,52 @@ Result<Tensor> acquire(Camera& camera, Stop& stop) {
   }
 }
 
-// Draws one frame, fans it out, checks branch (a) and sends branch (b) to the second process.
+// The real camera's next frame. While consumers hold every capture buffer (the second process
+// is behind), checks that it is alive and keeping up, and that no signal asked to stop; a
+// camera that delivers nothing for kStallTimeout is an error.
+Result<Frame> capture(Camera& camera, Stop& stop) {
+  const int64_t since = now_ns();
+  for (;;) {
+    auto frame = camera.device->next_frame(std::chrono::milliseconds(100));
+    if (frame || frame.error().code() != ErrorCode::Busy) return frame;
+    if (now_ns() - since >= std::chrono::nanoseconds(kStallTimeout).count()) return frame;
+    if (g_stop) {
+      stop = Stop::Interrupted;
+      return frame;
+    }
+    if (auto problem = check_peer(camera.peer, camera.stats)) {
+      stop = *problem;
+      return frame;
+    }
+  }
+}
+
+// The next frame and its image: drawn into a pool tensor, or captured.
+Result<std::pair<Frame, Tensor>> next_frame(Camera& camera, Stop& stop) {
+  if (camera.device) {
+    MEMHAL_ASSIGN_OR_RETURN(Frame frame, capture(camera, stop));
+    MEMHAL_ASSIGN_OR_RETURN(Tensor image, frame.payload.to_tensor());
+    return std::pair{std::move(frame), std::move(image)};
+  }
+  MEMHAL_ASSIGN_OR_RETURN(Tensor image, acquire(camera, stop));
+  MEMHAL_TRY(draw(image, camera.frames));
+  MEMHAL_ASSIGN_OR_RETURN(auto payload, MemoryDomain::from_tensor(image));
+  const auto frame_ns = static_cast<int64_t>(1e9 / camera.options.fps);
+  Frame frame{std::move(payload), {now_ns(), std::nullopt, frame_ns}, camera.frames, {}};
+  return std::pair{std::move(frame), std::move(image)};
+}
+
+// Takes one frame, fans it out, checks branch (a), sends branch (b) to the second process and
+// turns branch (c) into the model input.
 Stop produce(Camera& camera) {
   Stop stop = Stop::Failed;
-  auto image = acquire(camera, stop);
-  if (!image) return stop == Stop::Failed ? failed("camera", image.error()) : stop;
-  if (auto drawn = draw(*image, camera.frames); !drawn) return failed("camera", drawn.error());
+  auto next = next_frame(camera, stop);
+  if (!next) return stop == Stop::Failed ? failed("camera", next.error()) : stop;
+  auto& [frame, image_tensor] = *next;
+  const Tensor* image = &image_tensor;
   auto expected_sum = checksum(*image);
   if (!expected_sum) return failed("camera", expected_sum.error());
   const uint64_t expected = *expected_sum;
-  auto payload = MemoryDomain::from_tensor(*image);
-  if (!payload) return failed("frame", payload.error());
-  const auto frame_ns = static_cast<int64_t>(1e9 / camera.options.fps);
-  Frame frame{std::move(*payload), {now_ns(), std::nullopt, frame_ns}, camera.frames, {}};
   if (camera.recorder) {
     if (auto written = camera.recorder->write(*image, *frame.timing.pts - camera.start); !written) {
       return failed("recording", written.error());
@@ -419,7 +491,20 @@ Stop produce(Camera& camera) {
     }
     return failed("channel", sent.error());
   }
-  camera.bytes_shared += 2 * static_cast<uint64_t>(image->layout().nbytes());
+  // Branch (c): the model input, converted straight from the camera's buffer.
+  if (camera.model) {
+    auto source = (*branches)[2].payload.to_tensor();
+    if (!source) return failed("model input", source.error());
+    if (!same_storage(*source, *image)) camera.bytes_copied += static_cast<uint64_t>(image->nbytes());
+    ConvertOptions letterbox;
+    letterbox.resize = ResizeMode::Letterbox;
+    const int64_t begin = now_ns();
+    if (auto converted = camera.model->processor.convert(*source, camera.model->input, letterbox); !converted) {
+      return failed("model input", converted.error());
+    }
+    camera.model->preprocess_us.push_back((now_ns() - begin) / 1000);
+  }
+  camera.bytes_shared += (camera.model ? 3 : 2) * static_cast<uint64_t>(image->layout().nbytes());
   ++camera.frames;
   return Stop::Done;
 }
@@ -434,7 +519,7 @@ Stop run_camera(Camera& camera) {
     if (camera.options.seconds && static_cast<double>(now_ns() - camera.start) / 1e9 >= *camera.options.seconds) {
       return Stop::Done;
     }
-    sleep_until_or_stop(next_frame);
+    if (!camera.device) sleep_until_or_stop(next_frame);  // a real camera keeps its own time
     if (g_stop) return Stop::Interrupted;
     if (auto problem = check_peer(camera.peer, camera.stats)) return *problem;
     next_frame += period;
@@ -442,10 +527,13 @@ Stop run_camera(Camera& camera) {
     if (now_ns() - camera.start >= static_cast<int64_t>(second) * 1'000'000'000) {
       std::lock_guard lock(camera.stats.mutex);
       std::printf(
-          "t=%llus frames=%llu bytes_shared=%llu bytes_copied=%llu p50_latency_us=%lld in_flight=%zu\n",
+          "t=%llus frames=%llu bytes_shared=%llu bytes_copied=%llu p50_latency_us=%lld in_flight=%zu "
+          "preprocess_p50_us=%lld dropped_frames=%llu\n",
           static_cast<unsigned long long>(second), static_cast<unsigned long long>(camera.frames - frames_at_second),
           static_cast<unsigned long long>(camera.bytes_shared), static_cast<unsigned long long>(camera.bytes_copied),
-          static_cast<long long>(percentile(camera.stats.latencies_us, 0.5)), camera.stats.in_flight.size());
+          static_cast<long long>(percentile(camera.stats.latencies_us, 0.5)), camera.stats.in_flight.size(),
+          static_cast<long long>(camera.model ? percentile(camera.model->preprocess_us, 0.5) : 0),
+          static_cast<unsigned long long>(dropped_frames(camera)));
       std::fflush(stdout);
       frames_at_second = camera.frames;
       ++second;
@@ -494,13 +582,42 @@ int run_demo(std::span<const std::string_view> args) {
     std::cerr << "memhal demo: " << options.error() << "\n" << kUsage;
     return 2;
   }
-  const MemoryKind memory =
-      options->memory.value_or(is_available(MemoryKind::DmaBuf) ? MemoryKind::DmaBuf : MemoryKind::Shm);
-  auto layout = Layout::image(options->width, options->height, PixelFormat::Nv12);
-  if (!layout) return fail("frame layout", layout.error());
-  auto pool = TensorPool::create(*layout, 8, memory);
-  if (!pool) return fail("frame pool", pool.error());
-  auto tee = Tee::create(2);
+  std::optional<TensorPool> pool;
+  std::optional<V4l2Camera> device;
+  if (options->camera.empty()) {
+    const MemoryKind memory =
+        options->memory.value_or(is_available(MemoryKind::DmaBuf) ? MemoryKind::DmaBuf : MemoryKind::Shm);
+    auto layout = Layout::image(options->width, options->height, PixelFormat::Nv12);
+    if (!layout) return fail("frame layout", layout.error());
+    auto created = TensorPool::create(*layout, 8, memory);
+    if (!created) return fail("frame pool", created.error());
+    pool.emplace(std::move(*created));
+  } else {
+    // NV12 where the device offers it, else its own format; 8 buffers, as the pool has.
+    CameraOptions camera_options;
+    camera_options.width = options->size_given ? static_cast<uint32_t>(options->width) : 0;
+    camera_options.height = options->size_given ? static_cast<uint32_t>(options->height) : 0;
+    camera_options.fps = options->fps_given ? options->fps : 0;
+    camera_options.buffers = 8;
+    camera_options.format = PixelFormat::Nv12;
+    auto opened = V4l2Camera::open(options->camera, camera_options);
+    if (!opened && opened.error().code() == ErrorCode::InvalidArgument) {
+      camera_options.format.reset();
+      opened = V4l2Camera::open(options->camera, camera_options);
+    }
+    if (!opened) return fail("camera", opened.error());
+    device.emplace(std::move(*opened));
+  }
+  std::optional<ModelInput> model;
+  if (options->model_input) {
+    auto processor = ImageProcessor::create();
+    if (!processor) return fail("model input", processor.error());
+    auto input = Tensor::image(options->model_input->first, options->model_input->second, PixelFormat::PlanarRgb,
+                               MemoryKind::Mem, DType::F32);
+    if (!input) return fail("model input", input.error());
+    model.emplace(ModelInput{std::move(*processor), std::move(*input), {}});
+  }
+  auto tee = Tee::create(model ? 3 : 2);
   if (!tee) return fail("tee", tee.error());
   auto channel = ipc::Channel::pair();
   if (!channel) return fail("channel", channel.error());
@@ -525,13 +642,27 @@ int run_demo(std::span<const std::string_view> args) {
     recorder.emplace(std::move(*created));
   }
 
-  std::printf("memhal demo: %lldx%lld nv12 at %g fps, %zu %s buffers, second process pid %d\n",
-              static_cast<long long>(options->width), static_cast<long long>(options->height), options->fps,
-              pool->capacity(), std::string(to_string(pool->memory())).c_str(), peer->pid());
+  if (pool) {
+    std::printf("memhal demo: %lldx%lld nv12 at %g fps, %zu %s buffers, second process pid %d\n",
+                static_cast<long long>(options->width), static_cast<long long>(options->height), options->fps,
+                pool->capacity(), std::string(to_string(pool->memory())).c_str(), peer->pid());
+  } else {
+    const CameraConfig& config = device->config();
+    std::printf("memhal demo: camera %s %ux%u %s at %g fps, %u buffers (io %s%s%s), second process pid %d\n",
+                config.path.c_str(), config.width, config.height, fourcc_to_string(config.fourcc).c_str(), config.fps,
+                config.buffers, to_string(config.io), config.io_notes.empty() ? "" : ": ", config.io_notes.c_str(),
+                peer->pid());
+  }
+  if (model) {
+    std::printf("memhal demo: model input %lldx%lld planar_rgb f32, letterboxed, on the %s backend\n",
+                static_cast<long long>(options->model_input->first),
+                static_cast<long long>(options->model_input->second),
+                std::string(to_string(model->processor.backend())).c_str());
+  }
   std::fflush(stdout);
   Stats stats;
   std::thread collector(collect, results_read.get(), std::ref(stats));
-  Camera camera{*options, *pool, *tee, channel->first, recorder, *peer, stats};
+  Camera camera{*options, pool, device, *tee, channel->first, recorder, *peer, stats, model};
   Stop stop = run_camera(camera);
   if (stop == Stop::Interrupted) std::fprintf(stderr, "memhal demo: interrupted; the camera stopped\n");
   { auto done = std::move(channel->first); }  // the peer sees the end of the stream
@@ -543,11 +674,12 @@ int run_demo(std::span<const std::string_view> args) {
   const uint64_t errors = camera.local_errors + stats.checksum_errors;
   std::printf(
       "summary: frames=%llu bytes_shared=%llu bytes_copied=%llu p50_latency_us=%lld p99_latency_us=%lld "
-      "checksum_errors=%llu lost_frames=%llu\n",
+      "checksum_errors=%llu lost_frames=%llu preprocess_p50_us=%lld dropped_frames=%llu\n",
       static_cast<unsigned long long>(camera.frames), static_cast<unsigned long long>(camera.bytes_shared),
       static_cast<unsigned long long>(camera.bytes_copied), static_cast<long long>(percentile(stats.latencies_us, 0.5)),
       static_cast<long long>(percentile(stats.latencies_us, 0.99)), static_cast<unsigned long long>(errors),
-      static_cast<unsigned long long>(lost));
+      static_cast<unsigned long long>(lost), static_cast<long long>(model ? percentile(model->preprocess_us, 0.5) : 0),
+      static_cast<unsigned long long>(dropped_frames(camera)));
   std::fflush(stdout);
   stats.in_flight.clear();                                            // back to the pool before it goes
   if (stop == Stop::PeerGone || stop == Stop::PeerStalled) return 1;  // said so when found

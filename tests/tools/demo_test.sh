@@ -22,8 +22,14 @@ check "demo exits 0" test $? -eq 0
 summary=$(tail -1 "$work/out")
 echo "$summary"
 check "summary line has the documented form" grep -qE \
-  '^summary: frames=30 bytes_shared=[0-9]+ bytes_copied=0 p50_latency_us=[0-9]+ p99_latency_us=[0-9]+ checksum_errors=0 lost_frames=0$' \
+  '^summary: frames=30 bytes_shared=[0-9]+ bytes_copied=0 p50_latency_us=[0-9]+ p99_latency_us=[0-9]+ checksum_errors=0 lost_frames=0 preprocess_p50_us=[1-9][0-9]* dropped_frames=0$' \
   <<<"$summary"
+check "the model input is announced" grep -q "^memhal demo: model input 640x640 planar_rgb f32, letterboxed" "$work/out"
+"$memhal" demo --frames 3 --size 64x48 --model-input none >"$work/none" 2>&1
+check "--model-input none leaves the third branch out" grep -qE 'lost_frames=0 preprocess_p50_us=0 dropped_frames=0$' \
+  "$work/none"
+"$memhal" demo --frames 3 --size 64x48 --model-input 96x64 >"$work/small" 2>&1
+check "--model-input WxH sets its size" grep -q "^memhal demo: model input 96x64 planar_rgb" "$work/small"
 
 "$memhal" inspect "$work/demo.mhrec" >"$work/inspect"
 check "inspect exits 0" test $? -eq 0
@@ -64,8 +70,13 @@ bad_args --seconds --seconds 1.5s
 bad_args --seconds --seconds nan
 bad_args --size --frames 2 --size 64x48x1
 bad_args "--seconds and --frames" --frames 10 --seconds 1
+bad_args --model-input --frames 2 --model-input 640
+bad_args "--memory and --camera" --frames 2 --memory shm --camera /dev/video0
+"$memhal" demo --frames 2 --camera /dev/video-memhal-none >/dev/null 2>"$work/nocam"
+check "demo --camera with no such device exits 1" test $? -eq 1
+check "  naming the device" grep -q "camera: unavailable: open of camera /dev/video-memhal-none failed" "$work/nocam"
 "$memhal" demo --frames=3 --size=64x48 --fps=100 >"$work/eq" 2>&1
-check "--name=value options work" grep -qE '^summary: frames=3 .* checksum_errors=0 lost_frames=0$' "$work/eq"
+check "--name=value options work" grep -qE '^summary: frames=3 .* checksum_errors=0 lost_frames=0 .*dropped_frames=0$' "$work/eq"
 "$memhal" help demo | grep -q "usage: memhal demo"
 check "memhal help demo prints the demo's usage" test $? -eq 0
 
@@ -96,6 +107,7 @@ wait_demo() {
   [ $rc -eq 999 ] || demo_pid=
 }
 summary_re='^summary: frames=[0-9]+ bytes_shared=[0-9]+ bytes_copied=0 p50_latency_us=[0-9]+ p99_latency_us=[0-9]+ checksum_errors=0 lost_frames='
+tail_re=' preprocess_p50_us=[0-9]+ dropped_frames=0$'
 
 # (a) Ctrl-C: SIGINT reaches the whole process group. Both processes end cleanly, the second
 # one after checking every frame it was sent; the summary is printed and the exit status is 0.
@@ -105,9 +117,11 @@ kill -INT -- -"$demo_pid"
 wait_demo 10
 check "Ctrl-C ends the demo with exit 0 (got $rc)" test $rc -eq 0
 check "  with the summary line, no checksum error, no lost frame" \
-  grep -qE "${summary_re}0\$" <(tail -1 "$work/run.out")
+  grep -qE "${summary_re}0${tail_re}" <(tail -1 "$work/run.out")
 check "  and no complaint about the second process" bash -c "! grep -qiE 'second process|broken pipe' '$work/run.err'"
 check "  and the second process has ended" bash -c "! kill -0 $peer_pid 2>/dev/null"
+check "  and per-second lines with the preprocess and dropped fields" grep -qE \
+  '^t=1s frames=[0-9]+ .* in_flight=[0-9]+ preprocess_p50_us=[1-9][0-9]* dropped_frames=0$' "$work/run.out"
 
 # (b) A stalled second process (stopped): named, killed, and the demo ends within seconds.
 start_demo --seconds 60 --fps 60 --size 320x240
@@ -117,7 +131,7 @@ wait_demo 15
 check "a stalled second process ends the demo within 15 s with exit 1 (got $rc after ${took}s)" test $rc -eq 1
 check "  naming it and its pid" grep -q "the second process (pid $peer_pid) stalled" "$work/run.err"
 check "  with the frames it held as lost_frames, not checksum errors" \
-  grep -qE "${summary_re}[1-9][0-9]*\$" <(tail -1 "$work/run.out")
+  grep -qE "${summary_re}[1-9][0-9]*${tail_re}" <(tail -1 "$work/run.out")
 check "  and the stalled process is gone" bash -c "! kill -0 $peer_pid 2>/dev/null"
 
 # (c) A second process killed while it holds frames: reported by name, its frames lost.
@@ -129,7 +143,7 @@ kill -KILL "$peer_pid"
 wait_demo 15
 check "a killed second process ends the demo with exit 1 (got $rc after ${took}s)" test $rc -eq 1
 check "  saying how it ended" grep -q "the second process (pid $peer_pid) was killed by signal 9" "$work/run.err"
-check "  with lost_frames counted, not checksum errors" grep -qE "${summary_re}[1-9][0-9]*\$" <(tail -1 "$work/run.out")
+check "  with lost_frames counted, not checksum errors" grep -qE "${summary_re}[1-9][0-9]*${tail_re}" <(tail -1 "$work/run.out")
 check "  and no broken pipe" bash -c "! grep -qi 'broken pipe' '$work/run.err'"
 "$memhal" inspect >/dev/null 2>&1
 check "inspect without a file exits 2" test $? -eq 2

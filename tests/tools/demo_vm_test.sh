@@ -22,6 +22,6 @@ status=$?
 echo "$out" | tail -5
 [ $status -eq 0 ] || { echo "FAIL: demo in the VM exited $status"; exit 1; }
 grep -q "nv12 at 10 fps, 8 dmabuf buffers" <<<"$out" || { echo "FAIL: the pool is not dmabuf"; exit 1; }
-grep -qE '^summary: frames=12 bytes_shared=[0-9]+ bytes_copied=0 p50_latency_us=[0-9]+ p99_latency_us=[0-9]+ checksum_errors=0 lost_frames=0$' \
+grep -qE '^summary: frames=12 bytes_shared=[0-9]+ bytes_copied=0 p50_latency_us=[0-9]+ p99_latency_us=[0-9]+ checksum_errors=0 lost_frames=0 preprocess_p50_us=[1-9][0-9]* dropped_frames=0$' \
   <<<"$out" || { echo "FAIL: summary"; exit 1; }
 echo "demo in the VM: dmabuf frames shared with a second process, nothing copied"
