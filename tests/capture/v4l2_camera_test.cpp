@@ -139,10 +139,10 @@ std::string case_name(const ::testing::TestParamInfo<StreamCase>& info) {
   return name;
 }
 
-// How late a thread of this process wakes from a 5 ms sleep, at most, while it runs. A driver
-// thread (vivid's) that runs late by about a frame period (its wake-up plus drawing the frame)
-// skips a sequence number: under emulation on a loaded host that is the host's doing, and this
-// tells the two apart.
+// How late a thread of this process wakes from a 5 ms sleep, at most, while it runs. vivid's
+// thread counts frames by the clock, rounded: one that wakes more than half a frame period
+// late skips a sequence number though buffers are queued. Under QEMU's emulation (TCG) that
+// happens every few hundred frames even on a quiet host; this tells such a machine apart.
 class WakeupLateness {
  public:
   WakeupLateness()
@@ -227,16 +227,17 @@ void stream(const StreamCase& param) {
   const auto stats = camera.stats();
   EXPECT_EQ(stats.frames, static_cast<uint64_t>(kStreamFrames));
   EXPECT_EQ(stats.dropped, gaps) << "dropped frames are the gaps in the driver's sequence";
-  // No frame may be lost, unless the machine itself could not run threads within half a frame
-  // period (an emulated VM on a loaded host does that): then the drops are reported.
+  // No frame may be lost, unless threads here woke a quarter period late or more (then vivid's
+  // thread, which skips at half a period, may have too): then the drops are reported. That the
+  // driver always had the other buffers queued is checked above either way.
   const int64_t period_ms = std::llround(1000 / kFps);
-  if (lateness.worst_ms() < period_ms / 2) {
+  if (lateness.worst_ms() < period_ms / 4) {
     EXPECT_EQ(stats.dropped, 0u) << "frames lost at " << kFps << " fps though threads woke at most "
                                  << lateness.worst_ms() << " ms late";
   } else if (stats.dropped != 0) {
     std::cout << "NOTE " << ::testing::PrintToString(param) << ": the driver skipped " << stats.dropped << " of "
               << *last_sequence + 1 << " frames while threads here woke up to " << lateness.worst_ms()
-              << " ms late (a frame period is " << period_ms << " ms): the machine is starved, not the queue\n";
+              << " ms late (a frame period is " << period_ms << " ms): the machine ran late, not the queue\n";
   }
   EXPECT_EQ(stats.errors, 0u);
   EXPECT_EQ(stats.held, 0u);
@@ -311,7 +312,10 @@ INSTANTIATE_TEST_SUITE_P(Vivid, CameraBars,
                          ::testing::Values(StreamCase{0, V4L2_PIX_FMT_NV12, CameraIo::Mmap},
                                            StreamCase{0, V4L2_PIX_FMT_YUYV, CameraIo::DmaBufImport},
                                            StreamCase{1, V4L2_PIX_FMT_NV12M, CameraIo::DmaBufImport},
-                                           StreamCase{1, V4L2_PIX_FMT_YUYV, CameraIo::Mmap}),
+                                           StreamCase{1, V4L2_PIX_FMT_YUYV, CameraIo::Mmap},
+                                           // RGB FourCCs name memory byte orders: AR24 is B, G, R, A.
+                                           StreamCase{0, V4L2_PIX_FMT_ABGR32, CameraIo::Mmap},
+                                           StreamCase{0, V4L2_PIX_FMT_RGB24, CameraIo::DmaBufImport}),
                          case_name);
 
 class CameraHold : public ::testing::TestWithParam<CameraIo> {};
