@@ -17,6 +17,9 @@ class MEMHAL_EXPORT SharedFd {
   SharedFd() noexcept = default;
   /// Takes ownership of `fd`: the `SharedFd` (its last copy) closes it.
   explicit SharedFd(UniqueFd&& fd);
+  /// Shares `fd`, which `owner` (non-null) keeps open, without a `dup`: the fd stays open while
+  /// any copy of this `SharedFd` lives, because each copy holds `owner`.
+  SharedFd(std::shared_ptr<const void> owner, const UniqueFd& fd) noexcept : fd_(std::move(owner), &fd) {}
 
   /// Duplicates `fd` (which the caller keeps and closes) with `F_DUPFD_CLOEXEC`.
   /// Fails with `InvalidArgument` for a negative fd and `Io` (with errno) when `dup` fails,

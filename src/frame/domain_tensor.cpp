@@ -156,14 +156,15 @@ Result<MemoryDomain> dmabuf_domain(const Tensor& tensor) {
   std::array<uint32_t, kMaxPlanes> buffer_of_plane{};
   MEMHAL_ASSIGN_OR_RETURN(OwnedDmaBuf dmabuf, describe_dmabuf(tensor, buffer_of_plane));
   const auto& buffers = detail::TensorAccess::buffers(tensor);
-  std::array<SharedFd, kMaxPlanes> fds{};
   for (std::size_t i = 0; i < dmabuf.plane_count; ++i) {
-    // The storage keeps its own fd; the domain gets one duplicate per buffer, which it owns.
-    SharedFd& fd = fds[buffer_of_plane[i]];
-    if (!fd) {
-      MEMHAL_ASSIGN_OR_RETURN(fd, SharedFd::duplicate(buffers[buffer_of_plane[i]]->fd()));
+    // The domain shares the storage's own fd (no dup per frame): each plane's SharedFd holds
+    // the buffer, and so its pool slot, alive.
+    const auto& buffer = buffers[buffer_of_plane[i]];
+    if (buffer->owned_fd() == nullptr) {
+      return detail::fail(ErrorCode::Internal, "DMA-BUF tensor '", tensor.name(), "' buffer ", buffer_of_plane[i],
+                          " has no fd");
     }
-    dmabuf.planes[i].fd = fd;
+    dmabuf.planes[i].fd = SharedFd(buffer, *buffer->owned_fd());
   }
   dmabuf.keep_alive = KeepAlive::of(std::make_shared<const Tensor>(tensor));
   return MemoryDomain(std::move(dmabuf));
@@ -182,6 +183,7 @@ Result<Layout> image_layout(PixelFormat format, int64_t width, int64_t height, s
 bool same_file(int a, int b) {
   struct stat x {
   }, y{};
+  if (a >= 0 && a == b) return true;  // a storage's own fd, shared: no fstat per frame
   return a >= 0 && b >= 0 && ::fstat(a, &x) == 0 && ::fstat(b, &y) == 0 && x.st_dev == y.st_dev && x.st_ino == y.st_ino;
 }
 

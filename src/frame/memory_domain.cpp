@@ -60,7 +60,7 @@ std::string_view hint(MemoryDomainKind kind) {
   }
 }
 
-tl::unexpected<Error> refuse(std::string_view category, const MemoryDomain& domain, std::string_view wants) {
+Unexpected refuse(std::string_view category, const MemoryDomain& domain, std::string_view wants) {
   return detail::fail(ErrorCode::UnsupportedDomain, category, " needs ", wants, " but the frame arrived as ",
                       domain.describe(), ": ", hint(domain.kind()), " before ", category);
 }

@@ -38,7 +38,7 @@ class DmaBufStorage final : public Storage {
       : fd_(std::move(fd)), size_(size), writable_(writable), source_(std::move(source)) {}
   MemoryKind kind() const noexcept override { return MemoryKind::DmaBuf; }
   std::size_t size() const noexcept override { return size_; }
-  int fd() const noexcept override { return fd_.get(); }
+  const UniqueFd* owned_fd() const noexcept override { return &fd_; }
 
   Result<std::byte*> begin_access(CpuAccess access) override {
     std::lock_guard lock(mutex_);

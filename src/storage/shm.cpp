@@ -37,7 +37,7 @@ class ShmStorage final : public Storage {
     return read_mapping_.base();
   }
   void end_access(CpuAccess) noexcept override {}
-  int fd() const noexcept override { return fd_.get(); }
+  const UniqueFd* owned_fd() const noexcept override { return &fd_; }
 
  private:
   UniqueFd fd_;

@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memhal/error.hpp>
+#include <memhal/unique_fd.hpp>
 #include <memhal/vocabulary.hpp>
 #include <memory>
 #include <string>
@@ -33,8 +34,13 @@ class Storage : public std::enable_shared_from_this<Storage> {
   /// end_access(access). `NotHostAddressable` for device memory.
   virtual Result<std::byte*> begin_access(CpuAccess access) = 0;
   virtual void end_access(CpuAccess access) noexcept = 0;
-  /// The fd behind the storage (owned by it), or -1.
-  virtual int fd() const noexcept { return -1; }
+  /// The fd behind the storage (owned by it), or null. `fd()` is its number (or -1); a
+  /// `SharedFd(storage, *owned_fd())` shares it with the storage's lifetime, without a `dup`.
+  virtual const UniqueFd* owned_fd() const noexcept { return nullptr; }
+  int fd() const noexcept {
+    const UniqueFd* owned = owned_fd();
+    return owned != nullptr ? owned->get() : -1;
+  }
   /// The allocation this storage is: itself, or for a storage that only forwards to another
   /// one (to refuse writes, or to hold a keep-alive) that one's origin. `same_storage`
   /// compares origins.

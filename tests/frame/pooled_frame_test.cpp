@@ -71,6 +71,13 @@ void walk(MemoryKind kind, PixelFormat format) {
     draw(image, 11);
     expected = rgb_of(image);
     ASSERT_OK_AND_ASSIGN(MemoryDomain payload, MemoryDomain::from_tensor(image));
+    if (const auto* dmabuf = payload.get_if<OwnedDmaBuf>()) {
+      // A DMA-BUF frame shares the buffer's own fd: no dup per frame (and so none per frame
+      // that a Channel receives).
+      for (uint32_t p = 0; p < dmabuf->plane_count; ++p) {
+        EXPECT_EQ(dmabuf->planes[p].fd.get(), image.fd(0)) << what << ": plane " << p;
+      }
+    }
     ASSERT_OK_AND_ASSIGN(const Tee tee, Tee::create(3));
     ASSERT_OK_AND_ASSIGN(std::vector<Frame> branches,
                          tee.push(Frame{std::move(payload), {5, std::nullopt, 33}, 9, {}}));
