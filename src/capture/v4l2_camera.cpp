@@ -110,6 +110,23 @@ struct CameraState {
     }
   }
 
+  // Books a dequeued buffer: consumers hold it now. False for one the driver flagged as
+  // corrupt, which goes straight back; otherwise counts the frame and the sequence gap before it.
+  bool account(const v4l2_buffer& buffer) {
+    std::unique_lock lock(mutex);
+    slots[buffer.index].queued = false;
+    if (buffer.flags & V4L2_BUF_FLAG_ERROR) {
+      ++stats.errors;
+      lock.unlock();
+      requeue(buffer.index);
+      return false;
+    }
+    if (last_sequence && buffer.sequence > *last_sequence + 1) stats.dropped += buffer.sequence - *last_sequence - 1;
+    last_sequence = buffer.sequence;
+    ++stats.frames;
+    return true;
+  }
+
   // Frees the driver's buffers: held frames keep their memory (DMA-BUF references) until dropped.
   void release_buffers() noexcept {
     if (!fd) return;
@@ -364,6 +381,86 @@ void set_frame_rate(CameraState& state, double fps) {
   if (state.config.fps > 0) state.interval_ns = std::llround(1e9 / state.config.fps);
 }
 
+// A buffer the driver filled, dequeued: the caller owns it until it is re-queued.
+struct Dequeued {
+  v4l2_buffer buffer{};
+  std::array<v4l2_plane, VIDEO_MAX_PLANES> planes{};  // buffer.m.planes points here
+};
+
+// Waits until `deadline` for a filled buffer and dequeues it. `Busy` at once when consumers hold
+// every buffer, and when none came in time.
+Result<Dequeued> dequeue(CameraState& state, Clock::time_point deadline, std::chrono::milliseconds timeout) {
+  const std::string& path = state.config.path;
+  const auto total = static_cast<uint32_t>(state.slots.size());
+  for (;;) {
+    uint32_t queued = 0;
+    {
+      std::lock_guard lock(state.mutex);
+      if (state.requeue_error) return unexpected(*state.requeue_error);
+      for (const auto& slot : state.slots) queued += slot.queued ? 1 : 0;
+    }
+    if (queued == 0) {
+      return fail(ErrorCode::Busy, "camera ", path, ": consumers hold all ", total, " capture buffers (", total,
+                  " held); drop frames to let capture go on");
+    }
+    pollfd pfd{state.fd.get(), POLLIN, 0};
+    const int ready = ::poll(&pfd, 1, poll_timeout_ms(deadline));
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready < 0) return fail_errno(ErrorCode::Io, errno, "poll of camera ", path, " failed");
+    if (ready == 0) {
+      return fail(ErrorCode::Busy, "camera ", path, " gave no frame within ", timeout.count(), " ms (", queued, " of ",
+                  total, " buffers queued, ", total - queued, " held)");
+    }
+    Dequeued dequeued;
+    dequeued.buffer.type = state.type;
+    dequeued.buffer.memory = state.memory;
+    if (state.mplane()) {
+      dequeued.buffer.m.planes = dequeued.planes.data();
+      dequeued.buffer.length = state.memory_planes();
+    }
+    if (xioctl(state.fd.get(), VIDIOC_DQBUF, &dequeued.buffer) != 0) {
+      const int err = errno;
+      if (err == EAGAIN && !(pfd.revents & (POLLERR | POLLHUP))) continue;
+      if (err == ENODEV) return fail_errno(ErrorCode::Unavailable, err, "camera ", path, " went away while streaming");
+      return fail_errno(ErrorCode::Io, err, "VIDIOC_DQBUF from camera ", path, " failed");
+    }
+    if (dequeued.buffer.index >= total) {
+      return fail(ErrorCode::Io, "camera ", path, " dequeued buffer ", dequeued.buffer.index, " of ", total);
+    }
+    return dequeued;
+  }
+}
+
+// The frame over a dequeued buffer: its tensor holds every plane's storage through a lease, so
+// the buffer goes back to the driver when the last holder of the frame's memory drops it.
+Result<Frame> frame_of(const std::shared_ptr<CameraState>& camera, const Dequeued& dequeued) {
+  const CameraState& state = *camera;
+  auto lease = std::make_shared<CaptureLease>();
+  lease->camera = camera;
+  lease->storages = state.slots[dequeued.buffer.index].storages;
+  lease->index = dequeued.buffer.index;
+  TensorAccess::Buffers buffers{};
+  for (std::size_t p = 0; p < buffers.size(); ++p) {
+    if (lease->storages[p]) buffers[p] = std::shared_ptr<Storage>(lease, lease->storages[p].get());
+  }
+  lease.reset();  // the buffers hold it now
+  Layout layout = *state.layout;
+  const auto& planes = dequeued.planes;
+  if (state.mplane() && state.multi_buffer &&
+      std::any_of(planes.begin(), planes.end(), [](const v4l2_plane& p) { return p.data_offset != 0; })) {
+    std::array<uint32_t, kMaxPlanes> offsets{};
+    for (uint32_t p = 0; p < state.memory_planes(); ++p) offsets[p] = planes[p].data_offset;
+    MEMHAL_ASSIGN_OR_RETURN(layout, layout_of(state.config, true, offsets));
+    MEMHAL_TRY(check_layout_fits(layout, buffers));
+  }
+  auto tensor = TensorAccess::make(std::move(layout), std::move(buffers));
+  MEMHAL_ASSIGN_OR_RETURN(auto payload, MemoryDomain::from_tensor(tensor));
+  const auto& stamp = dequeued.buffer.timestamp;
+  FrameTiming timing{static_cast<int64_t>(stamp.tv_sec) * 1'000'000'000 + static_cast<int64_t>(stamp.tv_usec) * 1000,
+                     std::nullopt, state.interval_ns};
+  return Frame{std::move(payload), timing, dequeued.buffer.sequence, {}};
+}
+
 }  // namespace
 }  // namespace detail
 
@@ -431,87 +528,10 @@ V4l2Camera::~V4l2Camera() = default;
 
 Result<Frame> V4l2Camera::next_frame(std::chrono::milliseconds timeout) {
   if (!state_) return detail::fail(ErrorCode::InvalidArgument, "next_frame on a moved-from camera");
-  auto& state = *state_;
-  const std::string& path = state.config.path;
   const auto deadline = detail::deadline_after(timeout);
   for (;;) {
-    uint32_t queued = 0;
-    {
-      std::lock_guard lock(state.mutex);
-      if (state.requeue_error) return unexpected(*state.requeue_error);
-      for (const auto& slot : state.slots) queued += slot.queued ? 1 : 0;
-    }
-    const auto total = static_cast<uint32_t>(state.slots.size());
-    if (queued == 0) {
-      return detail::fail(ErrorCode::Busy, "camera ", path, ": consumers hold all ", total, " capture buffers (", total,
-                          " held); drop frames to let capture go on");
-    }
-    pollfd pfd{state.fd.get(), POLLIN, 0};
-    const int ready = ::poll(&pfd, 1, detail::poll_timeout_ms(deadline));
-    if (ready < 0 && errno == EINTR) continue;
-    if (ready < 0) return detail::fail_errno(ErrorCode::Io, errno, "poll of camera ", path, " failed");
-    if (ready == 0) {
-      return detail::fail(ErrorCode::Busy, "camera ", path, " gave no frame within ", timeout.count(), " ms (", queued,
-                          " of ", total, " buffers queued, ", total - queued, " held)");
-    }
-    v4l2_buffer buffer{};
-    std::array<v4l2_plane, VIDEO_MAX_PLANES> planes{};
-    buffer.type = state.type;
-    buffer.memory = state.memory;
-    if (state.mplane()) {
-      buffer.m.planes = planes.data();
-      buffer.length = state.memory_planes();
-    }
-    if (detail::xioctl(state.fd.get(), VIDIOC_DQBUF, &buffer) != 0) {
-      const int err = errno;
-      if (err == EAGAIN && !(pfd.revents & (POLLERR | POLLHUP))) continue;
-      if (err == ENODEV) {
-        return detail::fail_errno(ErrorCode::Unavailable, err, "camera ", path, " went away while streaming");
-      }
-      return detail::fail_errno(ErrorCode::Io, err, "VIDIOC_DQBUF from camera ", path, " failed");
-    }
-    if (buffer.index >= total) {
-      return detail::fail(ErrorCode::Io, "camera ", path, " dequeued buffer ", buffer.index, " of ", total);
-    }
-    std::unique_lock lock(state.mutex);
-    state.slots[buffer.index].queued = false;
-    if (buffer.flags & V4L2_BUF_FLAG_ERROR) {  // a corrupt frame: back to the driver
-      ++state.stats.errors;
-      lock.unlock();
-      state.requeue(buffer.index);
-      continue;
-    }
-    if (state.last_sequence && buffer.sequence > *state.last_sequence + 1) {
-      state.stats.dropped += buffer.sequence - *state.last_sequence - 1;
-    }
-    state.last_sequence = buffer.sequence;
-    ++state.stats.frames;
-    lock.unlock();
-
-    auto lease = std::make_shared<detail::CaptureLease>();
-    lease->camera = state_;
-    lease->storages = state.slots[buffer.index].storages;
-    lease->index = buffer.index;
-    detail::TensorAccess::Buffers buffers{};
-    for (std::size_t p = 0; p < buffers.size(); ++p) {
-      if (lease->storages[p]) buffers[p] = std::shared_ptr<detail::Storage>(lease, lease->storages[p].get());
-    }
-    Layout layout = *state.layout;
-    if (state.mplane() && state.multi_buffer &&
-        std::any_of(planes.begin(), planes.end(), [](const v4l2_plane& p) { return p.data_offset != 0; })) {
-      std::array<uint32_t, kMaxPlanes> offsets{};
-      for (uint32_t p = 0; p < state.memory_planes(); ++p) offsets[p] = planes[p].data_offset;
-      MEMHAL_ASSIGN_OR_RETURN(layout, detail::layout_of(state.config, true, offsets));
-      MEMHAL_TRY(detail::check_layout_fits(layout, buffers));
-    }
-    auto tensor = detail::TensorAccess::make(std::move(layout), std::move(buffers));
-    lease.reset();  // the tensor holds it now
-    MEMHAL_ASSIGN_OR_RETURN(auto payload, MemoryDomain::from_tensor(tensor));
-    Frame frame{std::move(payload), {}, buffer.sequence, {}};
-    frame.timing.pts = static_cast<int64_t>(buffer.timestamp.tv_sec) * 1'000'000'000 +
-                       static_cast<int64_t>(buffer.timestamp.tv_usec) * 1000;
-    frame.timing.duration = state.interval_ns;
-    return frame;
+    MEMHAL_ASSIGN_OR_RETURN(auto dequeued, detail::dequeue(*state_, deadline, timeout));
+    if (state_->account(dequeued.buffer)) return detail::frame_of(state_, dequeued);
   }
 }
 
