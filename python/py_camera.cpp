@@ -12,9 +12,7 @@ namespace {
 
 CameraIo to_io(py::handle value) {
   const auto text = to_text(value, "io");
-  for (auto io : {CameraIo::Auto, CameraIo::Mmap, CameraIo::DmaBufImport}) {
-    if (text == to_string(io)) return io;
-  }
+  if (auto io = camera_io_from_string(text)) return *io;
   raise(ErrorCode::InvalidArgument, "io: expected 'auto', 'mmap' or 'dmabuf-import', got '" + text + "'");
 }
 

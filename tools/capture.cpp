@@ -61,15 +61,9 @@ int run_capture(std::span<const std::string_view> args) {
       if (!count) return usage_error(about(name, count.error()));
       frames = *count;
     } else if (name == "--io") {
-      if (value == "auto") {
-        options.io = CameraIo::Auto;
-      } else if (value == "mmap") {
-        options.io = CameraIo::Mmap;
-      } else if (value == "dmabuf-import") {
-        options.io = CameraIo::DmaBufImport;
-      } else {
-        return usage_error("--io: unknown io '" + std::string(value) + "' (expects auto|mmap|dmabuf-import)");
-      }
+      auto io = camera_io_from_string(value);
+      if (!io) return usage_error("--io: unknown io '" + std::string(value) + "' (expects auto|mmap|dmabuf-import)");
+      options.io = *io;
     } else {
       return usage_error("unknown option '" + std::string(name) + "'");
     }

@@ -30,6 +30,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace memhal {
@@ -46,6 +47,8 @@ enum class CameraIo : uint8_t {
 };
 /// "auto", "mmap", "dmabuf-import".
 MEMHAL_EXPORT const char* to_string(CameraIo io) noexcept;
+/// The `CameraIo` spelled `text` (as `to_string` writes it), or nothing.
+MEMHAL_EXPORT std::optional<CameraIo> camera_io_from_string(std::string_view text) noexcept;
 
 /// The FourCC `code` as its four characters ("NV12", "YUYV"; a big-endian code ends in "-BE").
 MEMHAL_EXPORT std::string fourcc_to_string(uint32_t code);

@@ -8,6 +8,11 @@ using namespace memhal;
 using memhal::c_api::fail;
 using memhal::c_api::guarded;
 
+// The C constants are CameraIo's values.
+static_assert(MEMHAL_CAMERA_IO_AUTO == static_cast<int>(CameraIo::Auto));
+static_assert(MEMHAL_CAMERA_IO_MMAP == static_cast<int>(CameraIo::Mmap));
+static_assert(MEMHAL_CAMERA_IO_DMABUF_IMPORT == static_cast<int>(CameraIo::DmaBufImport));
+
 namespace {
 
 template <std::size_t N>
@@ -15,15 +20,6 @@ void copy_string(char (&dst)[N], const std::string& src) {
   const std::size_t n = std::min(N - 1, src.size());
   std::memcpy(dst, src.data(), n);
   dst[n] = '\0';
-}
-
-int32_t io_code(CameraIo io) {
-  switch (io) {
-    case CameraIo::Auto: return MEMHAL_CAMERA_IO_AUTO;
-    case CameraIo::Mmap: return MEMHAL_CAMERA_IO_MMAP;
-    case CameraIo::DmaBufImport: return MEMHAL_CAMERA_IO_DMABUF_IMPORT;
-  }
-  return MEMHAL_CAMERA_IO_AUTO;
 }
 
 }  // namespace
@@ -78,12 +74,10 @@ int memhal_camera_open(const char* path, const memhal_camera_options_t* options,
     opts.fourcc = given.fourcc;
     opts.fps = given.fps;
     opts.buffers = given.buffers;
-    switch (given.io) {
-      case MEMHAL_CAMERA_IO_AUTO: opts.io = CameraIo::Auto; break;
-      case MEMHAL_CAMERA_IO_MMAP: opts.io = CameraIo::Mmap; break;
-      case MEMHAL_CAMERA_IO_DMABUF_IMPORT: opts.io = CameraIo::DmaBufImport; break;
-      default: return fail(ErrorCode::InvalidArgument, "camera io code " + std::to_string(given.io) + " is unknown");
+    if (given.io < MEMHAL_CAMERA_IO_AUTO || given.io > MEMHAL_CAMERA_IO_DMABUF_IMPORT) {
+      return fail(ErrorCode::InvalidArgument, "camera io code " + std::to_string(given.io) + " is unknown");
     }
+    opts.io = static_cast<CameraIo>(given.io);
     auto camera = V4l2Camera::open(path, opts);
     if (!camera) return fail(camera.error());
     *out = new memhal_camera{std::move(*camera)};
@@ -106,14 +100,9 @@ int memhal_camera_next_frame(memhal_camera_t* camera, int timeout_ms, memhal_fra
 int memhal_camera_get_config(const memhal_camera_t* camera, memhal_camera_config_t* out) {
   return c_api::read_field(camera, out, "memhal_camera_get_config", [](const memhal_camera& c) {
     const auto& config = c.camera.config();
-    return memhal_camera_config_t{config.width,
-                                  config.height,
-                                  static_cast<int32_t>(code(config.format)),
-                                  config.fourcc,
-                                  config.fps,
-                                  config.buffers,
-                                  io_code(config.io),
-                                  config.multi_planar ? 1 : 0};
+    return memhal_camera_config_t{
+        config.width, config.height,  static_cast<int32_t>(code(config.format)), config.fourcc,
+        config.fps,   config.buffers, static_cast<int32_t>(config.io),           config.multi_planar ? 1 : 0};
   });
 }
 

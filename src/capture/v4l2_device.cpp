@@ -24,6 +24,13 @@ const char* to_string(CameraIo io) noexcept {
   return "?";
 }
 
+std::optional<CameraIo> camera_io_from_string(std::string_view text) noexcept {
+  for (auto io : {CameraIo::Auto, CameraIo::Mmap, CameraIo::DmaBufImport}) {
+    if (text == to_string(io)) return io;
+  }
+  return std::nullopt;
+}
+
 std::string fourcc_to_string(uint32_t code) {
   std::string text;
   for (int i = 0; i < 4; ++i) {

@@ -526,6 +526,16 @@ TEST(Camera, ContiguousOnlyDriverFallsBackToMmapWithTheReason) {
   ASSERT_OK(V4l2Camera::open(path, {.io = CameraIo::Mmap}));
 }
 
+TEST(CameraSpellings, IoAndFourccReadBackAsWritten) {
+  for (auto io : {CameraIo::Auto, CameraIo::Mmap, CameraIo::DmaBufImport}) {
+    EXPECT_EQ(camera_io_from_string(to_string(io)), io);
+  }
+  EXPECT_EQ(std::string(to_string(CameraIo::DmaBufImport)), "dmabuf-import");
+  EXPECT_EQ(camera_io_from_string("dmabuf"), std::nullopt);
+  EXPECT_EQ(fourcc_to_string(V4L2_PIX_FMT_NV12M), "NM12");
+  EXPECT_EQ(fourcc_to_string(V4L2_PIX_FMT_Y16_BE), "Y16 -BE");
+}
+
 // Errors any machine can produce: no camera needed.
 TEST(CameraErrors, NoSuchPathAndNotAV4l2Device) {
   const int fds = count_fds();
