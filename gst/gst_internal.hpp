@@ -1,0 +1,21 @@
+// Shared between the bridge and the plugin's elements; not installed.
+#pragma once
+
+#include <gst/gst.h>
+
+#include <array>
+#include <memhal/layout.hpp>
+#include <memhal/tensor.hpp>
+#include <vector>
+
+namespace memhal::gst_detail {
+
+/// The quark of a `Tensor*` carried as qdata (destroyed with its object).
+GQuark tensor_quark();
+/// Carries a copy of `tensor` on `object` until the object is finalized.
+void attach_tensor(GstMiniObject* object, const Tensor& tensor);
+/// Every plane of an image layout with buffer, offset, pitch, width, height and row bytes
+/// (interleaved and planar-RGB layouts too, which have no `Layout::planes()`).
+std::vector<PlaneLayout> planes_of(const Layout& layout);
+
+}  // namespace memhal::gst_detail
