@@ -32,10 +32,10 @@ section "tests under ASan+UBSan"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir build/asan -j "$jobs" --output-on-failure -L unit || status=1
 
-section "build (TSan: the concurrency stress tests)"
+section "build (TSan: the concurrency stress tests and the Channel)"
 cmake -S . -B build/tsan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DMEMHAL_WERROR=ON \
   -DMEMHAL_SANITIZE=thread -DMEMHAL_BUILD_BENCH=OFF >/dev/null
-cmake --build build/tsan -j "$jobs" --target frame_stress_test image_stress_test
+cmake --build build/tsan -j "$jobs" --target frame_stress_test image_stress_test ipc_test channel_peer
 section "tests under TSan"
 TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
   ctest --test-dir build/tsan -j "$jobs" --output-on-failure -L tsan || status=1
