@@ -11,21 +11,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-static int passed = 0;
-static int failed = 0;
-
-#define CHECK(condition)                                                                   \
-  do {                                                                                     \
-    if (condition) {                                                                       \
-      ++passed;                                                                            \
-    } else {                                                                               \
-      ++failed;                                                                            \
-      fprintf(stderr, "FAIL %s:%d: %s (last error: %s)\n", __FILE__, __LINE__, #condition, \
-              memhal_last_error_message());                                                \
-    }                                                                                      \
-  } while (0)
-
-#define CHECK_OK(call) CHECK((call) == MEMHAL_OK)
+#include "c_check.h"
 
 /* ---- vocabulary: every golden row, through the C functions and the C constants ---- */
 

@@ -9,21 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int passed = 0;
-static int failed = 0;
-
-#define CHECK(condition)                                                                   \
-  do {                                                                                     \
-    if (condition) {                                                                       \
-      ++passed;                                                                            \
-    } else {                                                                               \
-      ++failed;                                                                            \
-      fprintf(stderr, "FAIL %s:%d: %s (last error: %s)\n", __FILE__, __LINE__, #condition, \
-              memhal_last_error_message());                                                \
-    }                                                                                      \
-  } while (0)
-
-#define CHECK_OK(call) CHECK((call) == MEMHAL_OK)
+#include "c_check.h"
 
 static void test_errors(void) {
   memhal_camera_t* camera = (memhal_camera_t*)&passed; /* must be cleared on failure */

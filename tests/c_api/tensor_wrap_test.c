@@ -7,21 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int passed = 0;
-static int failed = 0;
-
-#define CHECK(condition)                                                                   \
-  do {                                                                                     \
-    if (condition) {                                                                       \
-      ++passed;                                                                            \
-    } else {                                                                               \
-      ++failed;                                                                            \
-      fprintf(stderr, "FAIL %s:%d: %s (last error: %s)\n", __FILE__, __LINE__, #condition, \
-              memhal_last_error_message());                                                \
-    }                                                                                      \
-  } while (0)
-
-#define CHECK_OK(call) CHECK((call) == MEMHAL_OK)
+#include "c_check.h"
 
 /* An NV12 image with padded rows and a gap before the chroma plane, as a decoder may give. */
 enum {
