@@ -7,6 +7,7 @@
 #include <memhal/memory_domain.hpp>
 #include <memhal/owned_dma_buf.hpp>
 #include <memhal/tensor_map.hpp>
+#include <memhal/vocabulary.hpp>
 #include <memory>
 #include <sstream>
 #include <utility>
@@ -156,7 +157,7 @@ Result<GstVideoFormat> gst_video_format_from(PixelFormat format) {
   for (const auto& pair : kFormats) {
     if (pair.memhal == format) return pair.gst;
   }
-  return fail(ErrorCode::NotImplemented, "memhal pixel format ", static_cast<uint32_t>(format),
+  return fail(ErrorCode::NotImplemented, "memhal pixel format ", to_string(format),
               " has no GStreamer video format here (GStreamer takes ", kGstVideoFormats, ")");
 }
 
@@ -268,8 +269,9 @@ Result<GstMemory*> memory_for(const Tensor& tensor, uint32_t b, bool keep, bool 
     }
     MEMHAL_ASSIGN_OR_RETURN(TensorMap map, tensor.map(CpuAccess::Read));
     auto* held = new TensorMap(std::move(map));
-    memory = gst_memory_new_wrapped(GST_MEMORY_FLAG_READONLY, const_cast<std::byte*>(held->const_data()), size, 0, size,
-                                    held, [](gpointer p) { delete static_cast<TensorMap*>(p); });
+    memory =
+        gst_memory_new_wrapped(GST_MEMORY_FLAG_READONLY, const_cast<std::byte*>(buffer_base(*held, tensor.layout())),
+                               size, 0, size, held, [](gpointer p) { delete static_cast<TensorMap*>(p); });
     keep = false;  // the map holds the tensor
   }
   if (!writable) GST_MINI_OBJECT_FLAG_SET(memory, GST_MEMORY_FLAG_READONLY);

@@ -6,6 +6,7 @@
 #include <array>
 #include <memhal/layout.hpp>
 #include <memhal/tensor.hpp>
+#include <memhal/tensor_map.hpp>
 #include <vector>
 
 namespace memhal::gst_detail {
@@ -17,5 +18,9 @@ void attach_tensor(GstMiniObject* object, const Tensor& tensor);
 /// Every plane of an image layout with buffer, offset, pitch, width, height and row bytes
 /// (interleaved and planar-RGB layouts too, which have no `Layout::planes()`).
 std::vector<PlaneLayout> planes_of(const Layout& layout);
+/// Where buffer 0 of a single-buffer map begins (plane and layout offsets count from there).
+inline const std::byte* buffer_base(const TensorMap& map, const Layout& layout) {
+  return layout.is_multi_plane() ? map.const_plane(0) - layout.planes()[0].offset : map.const_data() - layout.offset();
+}
 
 }  // namespace memhal::gst_detail

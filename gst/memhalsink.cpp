@@ -47,6 +47,7 @@ struct SinkState {
   std::condition_variable changed;
   std::vector<memhal::ipc::Channel> consumers;
   bool unlocked = false;
+  bool started = false;  // wait-consumers was met once: from then on, serve whoever is there
 };
 
 enum { PROP_0, PROP_SOCKET, PROP_POOL_SIZE, PROP_WAIT_CONSUMERS, PROP_COPIES, PROP_FRAMES, PROP_CONSUMERS };
@@ -99,6 +100,7 @@ static gboolean memhal_sink_start(GstBaseSink* sink) {
   state->copies = 0;
   state->frames = 0;
   state->sequence = 0;
+  state->started = false;
   return TRUE;
 }
 
@@ -122,7 +124,7 @@ static gboolean memhal_sink_set_caps(GstBaseSink* sink, GstCaps* caps) {
                           memhal::Error(memhal::ErrorCode::InvalidArgument, "not a raw video format")));
   if (!format) {
     gchar* text = gst_caps_to_string(caps);
-    GST_ELEMENT_ERROR(self, CORE, NEGOTIATION, ("memhalsink does not support caps %s", text),
+    GST_ELEMENT_ERROR(self, CORE, NEGOTIATION, ("not-negotiated: memhalsink does not support caps %s", text),
                       ("%s", format.error().message().c_str()));
     g_free(text);
     return FALSE;
@@ -192,7 +194,9 @@ static GstFlowReturn memhal_sink_render(GstBaseSink* sink, GstBuffer* buffer) {
   auto* state = self->state;
   {
     std::unique_lock lock(state->mutex);
-    state->changed.wait(lock, [&] { return state->unlocked || state->consumers.size() >= state->wait_consumers; });
+    state->changed.wait(
+        lock, [&] { return state->unlocked || state->started || state->consumers.size() >= state->wait_consumers; });
+    state->started = state->started || state->consumers.size() >= state->wait_consumers;
     if (state->unlocked) {
       lock.unlock();
       const GstFlowReturn ret = gst_base_sink_wait_preroll(sink);
@@ -302,9 +306,10 @@ static void memhal_sink_class_init(MemhalSinkClass* klass) {
                         1024, kDefaultPoolSize, rw));
   g_object_class_install_property(
       object, PROP_WAIT_CONSUMERS,
-      g_param_spec_uint("wait-consumers", "Wait for consumers",
-                        "Hold each buffer until at least this many consumers are connected (0: serve whoever is there)",
-                        0, 1024, 0, rw));
+      g_param_spec_uint(
+          "wait-consumers", "Wait for consumers",
+          "Hold the first buffer until this many consumers are connected; then serve whoever is connected", 0, 1024, 0,
+          rw));
   g_object_class_install_property(
       object, PROP_COPIES,
       g_param_spec_uint64("copies", "Copies", "Buffers copied because they were not fd-backed", 0, G_MAXUINT64, 0, ro));

@@ -98,14 +98,15 @@ static GstFlowReturn memhal_src_create(GstPushSrc* push, GstBuffer** out) {
                                          : memhal::Result<GstCaps*>(memhal::unexpected(tensor.error()));
   if (!caps) {
     GST_ELEMENT_ERROR(self, CORE, NEGOTIATION,
-                      ("memhalsrc cannot describe a frame from %s as video/x-raw", state->socket.c_str()),
+                      ("not-negotiated: a frame from %s has no video/x-raw caps", state->socket.c_str()),
                       ("%s", caps.error().message().c_str()));
     return GST_FLOW_NOT_NEGOTIATED;
   }
   if (state->caps == nullptr || !gst_caps_is_equal(state->caps, *caps)) {
     if (!gst_base_src_set_caps(GST_BASE_SRC(self), *caps)) {
       gchar* text = gst_caps_to_string(*caps);
-      GST_ELEMENT_ERROR(self, CORE, NEGOTIATION, ("downstream of memhalsrc does not accept %s", text), (nullptr));
+      GST_ELEMENT_ERROR(self, CORE, NEGOTIATION, ("not-negotiated: downstream of memhalsrc does not accept %s", text),
+                        (nullptr));
       g_free(text);
       gst_caps_unref(*caps);
       return GST_FLOW_NOT_NEGOTIATED;

@@ -1,0 +1,73 @@
+// gst_run: runs a pipeline (gst-launch syntax) to EOS, then prints properties of its
+// elements; the gst tests' driver for what gst-launch-1.0 cannot report.
+// Usage: gst_run [--timeout S] "<pipeline>" [element.property ...]
+// Exit: 0 at EOS, 1 after an ERROR message (printed to stderr), 2 on timeout, 3 bad pipeline.
+#include <gst/gst.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+int main(int argc, char** argv) {
+  gst_init(&argc, &argv);
+  int arg = 1;
+  double timeout_s = 60;
+  if (arg + 1 < argc && std::strcmp(argv[arg], "--timeout") == 0) {
+    timeout_s = std::atof(argv[arg + 1]);
+    arg += 2;
+  }
+  if (arg >= argc) {
+    std::fprintf(stderr, "usage: gst_run [--timeout S] PIPELINE [element.property ...]\n");
+    return 3;
+  }
+  GError* error = nullptr;
+  GstElement* pipeline = gst_parse_launch(argv[arg], &error);
+  if (pipeline == nullptr || error != nullptr) {
+    std::fprintf(stderr, "gst_run: bad pipeline: %s\n", error != nullptr ? error->message : "?");
+    if (error != nullptr) g_error_free(error);
+    if (pipeline != nullptr) gst_object_unref(pipeline);
+    return 3;
+  }
+  int rc = 2;
+  if (gst_element_set_state(pipeline, GST_STATE_PLAYING) == GST_STATE_CHANGE_FAILURE) rc = 1;
+  GstBus* bus = gst_element_get_bus(pipeline);
+  const auto types = static_cast<GstMessageType>(GST_MESSAGE_EOS | GST_MESSAGE_ERROR);
+  GstMessage* message = gst_bus_timed_pop_filtered(bus, static_cast<GstClockTime>(timeout_s * GST_SECOND), types);
+  if (message == nullptr) {
+    std::fprintf(stderr, "gst_run: no EOS or ERROR within %.1f s\n", timeout_s);
+  } else if (GST_MESSAGE_TYPE(message) == GST_MESSAGE_EOS) {
+    rc = 0;
+  } else {
+    GError* err = nullptr;
+    gchar* debug = nullptr;
+    gst_message_parse_error(message, &err, &debug);
+    std::fprintf(stderr, "ERROR from %s: %s\n%s\n", GST_OBJECT_NAME(GST_MESSAGE_SRC(message)), err->message,
+                 debug != nullptr ? debug : "");
+    g_error_free(err);
+    g_free(debug);
+    rc = 1;
+  }
+  if (message != nullptr) gst_message_unref(message);
+  for (int i = arg + 1; i < argc; ++i) {
+    const std::string spec = argv[i];
+    const auto dot = spec.find('.');
+    GstElement* element = gst_bin_get_by_name(GST_BIN(pipeline), spec.substr(0, dot).c_str());
+    if (element == nullptr || dot == std::string::npos) {
+      std::fprintf(stderr, "gst_run: no element for %s\n", spec.c_str());
+      rc = rc == 0 ? 3 : rc;
+      continue;
+    }
+    GValue value = G_VALUE_INIT;
+    g_object_get_property(G_OBJECT(element), spec.substr(dot + 1).c_str(), &value);
+    gchar* text = g_strdup_value_contents(&value);
+    std::printf("%s=%s\n", spec.c_str(), text);
+    g_free(text);
+    g_value_unset(&value);
+    gst_object_unref(element);
+  }
+  gst_element_set_state(pipeline, GST_STATE_NULL);
+  gst_object_unref(bus);
+  gst_object_unref(pipeline);
+  return rc;
+}
