@@ -446,12 +446,30 @@ typedef struct memhal_camera_info {
   size_t format_count;
 } memhal_camera_info_t;
 
+/** One size of one format a device offers, as memhal_camera_formats lists them. */
+typedef struct memhal_camera_format {
+  uint32_t fourcc;      /**< the V4L2 FourCC */
+  int32_t format;       /**< MEMHAL_PIXEL_FORMAT_*, or -1 when memhal has no name for it */
+  int multi_buffer;     /**< planes in separate buffers (NV12M, YUV420M) */
+  int stepwise;         /**< any size between this format's first and last entry works */
+  char description[32]; /**< the driver's ("Y/UV 4:2:0"), cut to fit */
+  uint32_t width;
+  uint32_t height;
+  size_t fps_count; /**< frame rates in `fps` (at most 8; more are cut) */
+  double fps[8];
+} memhal_camera_format_t;
+
 /** The defaults: device's size, format and rate, 4 buffers, MEMHAL_CAMERA_IO_AUTO. */
 MEMHAL_C_API memhal_camera_options_t memhal_camera_options_default(void);
 /** Every video capture device: `*out` is an array of `*count` entries (NULL when none) that the
  *  caller frees with memhal_camera_list_free. */
 MEMHAL_C_API int memhal_camera_list(memhal_camera_info_t** out, size_t* count);
 MEMHAL_C_API void memhal_camera_list_free(memhal_camera_info_t* list);
+/** Every format and frame size of the capture device at `path` (one entry per format and
+ *  size, in the driver's order); *out is NULL when there are none. The caller frees with
+ *  memhal_camera_formats_free. Errors as memhal_camera_open for a path that is no camera. */
+MEMHAL_C_API int memhal_camera_formats(const char* path, memhal_camera_format_t** out, size_t* count);
+MEMHAL_C_API void memhal_camera_formats_free(memhal_camera_format_t* formats);
 /** Opens `path` and starts streaming (`options` NULL: defaults). Errors as V4l2Camera::open:
  *  MEMHAL_ERROR_UNAVAILABLE (no such device, gone), MEMHAL_ERROR_INVALID_ARGUMENT (not a
  *  capture device, a format or size it does not offer: the message lists what it does),

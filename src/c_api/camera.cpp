@@ -1,6 +1,7 @@
 // The C API of V4l2Camera: memhal_camera_*.
 #include <algorithm>
 #include <cstring>
+#include <vector>
 
 #include "c_api/c_api.hpp"
 
@@ -54,6 +55,41 @@ int memhal_camera_list(memhal_camera_info_t** out, size_t* count) {
 
 void memhal_camera_list_free(memhal_camera_info_t* list) {
   delete[] list;
+}
+
+int memhal_camera_formats(const char* path, memhal_camera_format_t** out, size_t* count) {
+  c_api::clear(out);
+  if (count != nullptr) *count = 0;
+  return guarded([&] {
+    MEMHAL_C_REQUIRE(path != nullptr && out != nullptr && count != nullptr, "memhal_camera_formats: NULL argument");
+    auto info = V4l2Camera::describe(path);
+    if (!info) return fail(info.error());
+    std::vector<memhal_camera_format_t> entries;
+    for (const CameraFormat& format : info->formats) {
+      for (const CameraFrameSize& size : format.sizes) {
+        memhal_camera_format_t entry{};
+        entry.fourcc = format.fourcc;
+        entry.format = format.format ? static_cast<int32_t>(code(*format.format)) : -1;
+        entry.multi_buffer = format.multi_buffer ? 1 : 0;
+        entry.stepwise = format.stepwise ? 1 : 0;
+        copy_string(entry.description, format.description);
+        entry.width = size.width;
+        entry.height = size.height;
+        entry.fps_count = std::min(size.fps.size(), std::size(entry.fps));
+        std::copy_n(size.fps.begin(), entry.fps_count, entry.fps);
+        entries.push_back(entry);
+      }
+    }
+    if (entries.empty()) return MEMHAL_OK;
+    *out = new memhal_camera_format_t[entries.size()];
+    std::copy(entries.begin(), entries.end(), *out);
+    *count = entries.size();
+    return MEMHAL_OK;
+  });
+}
+
+void memhal_camera_formats_free(memhal_camera_format_t* formats) {
+  delete[] formats;
 }
 
 int memhal_camera_open(const char* path, const memhal_camera_options_t* options, memhal_camera_t** out) {

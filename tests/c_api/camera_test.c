@@ -20,6 +20,14 @@ static void test_errors(void) {
   CHECK(strstr(memhal_last_error_message(), "/dev/video-memhal-none") != NULL);
   CHECK(memhal_camera_open("/dev/null", &options, &camera) == MEMHAL_ERROR_INVALID_ARGUMENT);
   CHECK(strstr(memhal_last_error_message(), "not a V4L2 device") != NULL);
+  {
+    memhal_camera_format_t* formats = (memhal_camera_format_t*)&passed; /* must be cleared */
+    size_t count = 99;
+    CHECK(memhal_camera_formats("/dev/null", &formats, &count) == MEMHAL_ERROR_INVALID_ARGUMENT);
+    CHECK(formats == NULL && count == 0);
+    CHECK(strstr(memhal_last_error_message(), "not a V4L2 device") != NULL);
+    CHECK(memhal_camera_formats(NULL, &formats, &count) == MEMHAL_ERROR_INVALID_ARGUMENT);
+  }
   options.io = 7;
   CHECK(memhal_camera_open("/dev/null", &options, &camera) == MEMHAL_ERROR_INVALID_ARGUMENT);
   CHECK(strstr(memhal_last_error_message(), "camera io code 7") != NULL);
@@ -76,6 +84,23 @@ static void test_camera(const char* path) {
   memhal_camera_free(camera);
 }
 
+/* vivid offers NV12 and YUYV at 1280x720 (among others), with frame rates. */
+static void test_formats(const char* path) {
+  memhal_camera_format_t* formats = NULL;
+  size_t count = 0, i;
+  int nv12 = 0, yuyv = 0;
+  CHECK_OK(memhal_camera_formats(path, &formats, &count));
+  CHECK(count > 0 && formats != NULL);
+  for (i = 0; i < count; ++i) {
+    CHECK(formats[i].fourcc != 0 && formats[i].width > 0 && formats[i].height > 0);
+    CHECK(formats[i].fps_count <= 8);
+    if (formats[i].format == MEMHAL_PIXEL_FORMAT_NV12 && !formats[i].multi_buffer) nv12 = 1;
+    if (formats[i].format == MEMHAL_PIXEL_FORMAT_YUYV) yuyv = 1;
+  }
+  CHECK(nv12 && yuyv);
+  memhal_camera_formats_free(formats);
+}
+
 int main(void) {
   memhal_camera_info_t* cameras = NULL;
   size_t count = 99, i;
@@ -87,6 +112,7 @@ int main(void) {
     if (path == NULL && strcmp(cameras[i].driver, "vivid") == 0) path = cameras[i].path;
   }
   if (path != NULL) {
+    test_formats(path);
     test_camera(path);
   } else if (getenv("MEMHAL_TEST_REQUIRE_CAMERA") != NULL) {
     ++failed;
