@@ -182,10 +182,10 @@ static memhal::Result<memhal::Tensor> shareable(MemhalSink* self, GstBuffer* buf
   MEMHAL_ASSIGN_OR_RETURN(memhal::Tensor copy, state->copy_pool->acquire(std::chrono::seconds(10)));
   MEMHAL_TRY(tensor.copy_to(copy));
   const guint64 copies = ++state->copies;
-  GST_CAT_LOG_OBJECT(GST_CAT_PERFORMANCE, self,
-                     "memhalsink: memcpy %" G_GINT64_FORMAT
-                     " bytes of a buffer that is not fd-backed (copy %" G_GUINT64_FORMAT ")",
-                     tensor.nbytes(), copies);
+  GST_CAT_DEBUG_OBJECT(GST_CAT_PERFORMANCE, self,
+                       "memhalsink: memcpy %" G_GINT64_FORMAT
+                       " bytes of a buffer that is not fd-backed (copy %" G_GUINT64_FORMAT ")",
+                       tensor.nbytes(), copies);
   return copy;
 }
 
