@@ -1,13 +1,23 @@
 // gst_run: runs a pipeline (gst-launch syntax) to EOS, then prints properties of its
 // elements; the gst tests' driver for what gst-launch-1.0 cannot report.
 // Usage: gst_run [--timeout S] "<pipeline>" [element.property ...]
+// SIGTERM/SIGINT send EOS (the properties are then printed as at the end of the stream).
 // Exit: 0 at EOS, 1 after an ERROR message (printed to stderr), 2 on timeout, 3 bad pipeline.
 #include <gst/gst.h>
+
+#include <csignal>
 
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
+
+namespace {
+volatile std::sig_atomic_t stop_requested = 0;
+void request_stop(int) {
+  stop_requested = 1;
+}
+}  // namespace
 
 int main(int argc, char** argv) {
   gst_init(&argc, &argv);
@@ -33,7 +43,17 @@ int main(int argc, char** argv) {
   if (gst_element_set_state(pipeline, GST_STATE_PLAYING) == GST_STATE_CHANGE_FAILURE) rc = 1;
   GstBus* bus = gst_element_get_bus(pipeline);
   const auto types = static_cast<GstMessageType>(GST_MESSAGE_EOS | GST_MESSAGE_ERROR);
-  GstMessage* message = gst_bus_timed_pop_filtered(bus, static_cast<GstClockTime>(timeout_s * GST_SECOND), types);
+  std::signal(SIGTERM, request_stop);
+  std::signal(SIGINT, request_stop);
+  GstMessage* message = nullptr;
+  bool eos_sent = false;
+  for (double waited = 0; message == nullptr && waited < timeout_s; waited += 0.1) {
+    if (stop_requested != 0 && !eos_sent) {
+      gst_element_send_event(pipeline, gst_event_new_eos());
+      eos_sent = true;
+    }
+    message = gst_bus_timed_pop_filtered(bus, GST_SECOND / 10, types);
+  }
   if (message == nullptr) {
     std::fprintf(stderr, "gst_run: no EOS or ERROR within %.1f s\n", timeout_s);
   } else if (GST_MESSAGE_TYPE(message) == GST_MESSAGE_EOS) {

@@ -134,6 +134,41 @@ def copied():
     print("copied:", logged[0].split("GST_PERFORMANCE")[1].strip()[:200])
 
 
+def rtp_loopback():
+    """Across hosts through GStreamer's own network elements: a memhal program on A, memhalsrc
+    A ! rtpvrawpay ! udpsink to loopback, udpsrc ! rtpvrawdepay ! memhalsink B, a memhal program on
+    B. The 100 frames arrive intact."""
+    a, b = socket_path("a.sock"), socket_path("b.sock")
+    port = 20000 + os.getpid() % 20000
+    caps = ("application/x-rtp,media=video,clock-rate=90000,encoding-name=RAW,sampling=YCbCr-4:2:0,"
+            "depth=(string)8,width=(string)320,height=(string)240,payload=96")
+    rx = subprocess.Popen([GST_RUN, "--timeout", "120",
+                           f'udpsrc port={port} caps="{caps}" buffer-size=16000000 ! rtpvrawdepay ! '
+                           f"memhalsink name=sink socket={b} wait-consumers=1", "sink.copies", "sink.frames"],
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    wait_for(b)
+    receiver = subprocess.Popen([CHECKSUMS, b, "100"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    server = subprocess.Popen([SERVER, a, "i420", "100"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    wait_for(a)
+    tx = run([GST_RUN, "--timeout", "60", f"memhalsrc socket={a} ! rtpvrawpay ! udpsink host=127.0.0.1 port={port}"])
+    s_out, _ = server.communicate(timeout=60)
+    try:
+        r_out, r_err = receiver.communicate(timeout=20)
+    except subprocess.TimeoutExpired:
+        receiver.kill()
+        r_out, r_err = receiver.communicate()
+    rx.terminate()
+    rx_out, rx_err = rx.communicate(timeout=30)
+    if tx.returncode != 0:
+        fail(f"sending pipeline rc={tx.returncode}: {tx.stderr[-2000:]}")
+    sent, got = hashes(s_out), hashes(r_out)
+    if len(sent) != 100 or got != sent:
+        fail(f"B received {len(got)} of {len(sent)} frames, {sum(x != y for x, y in zip(got, sent))} differ: "
+             f"{r_err} {rx_err[-1000:]}")
+    print("rtp_loopback: 100 frames intact through rtpvrawpay/udpsink/udpsrc/rtpvrawdepay;",
+          " ".join(rx_out.split()))
+
+
 def no_server():
     sock = os.path.join(WORK, "nobody.sock")
     start = time.monotonic()
@@ -206,4 +241,5 @@ def from_program():
 
 
 {"roundtrip": roundtrip, "no_server": no_server, "consumer_drop": consumer_drop,
- "unsupported_caps": unsupported_caps, "from_program": from_program, "copied": copied}[CASE]()
+ "unsupported_caps": unsupported_caps, "from_program": from_program, "copied": copied,
+ "rtp_loopback": rtp_loopback}[CASE]()
