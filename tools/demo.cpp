@@ -2,7 +2,8 @@
 // from a TensorPool, or a real V4L2 device (--camera) whose frames are its capture buffers —
 // feeds a Tee that fans each frame out to an in-process consumer, over a Channel to a second
 // process (both checksum what they see) and to an ImageProcessor that makes the model input
-// (letterboxed planar f32). No payload byte is copied on the way.
+// (letterboxed planar f32); with --serve PATH every frame also goes to each program connected to
+// PATH. No payload byte is copied on the way.
 #include <fcntl.h>
 #include <spawn.h>
 #include <sys/stat.h>
@@ -38,6 +39,7 @@ namespace {
 constexpr std::string_view kUsage =
     "usage: memhal demo [--seconds S | --frames N] [--size WxH] [--fps F] [--memory shm|dmabuf]\n"
     "                   [--record FILE.mhrec] [--camera DEVICE] [--model-input WxH|none]\n"
+    "                   [--serve PATH]\n"
     "  A camera fans frames out to an in-process consumer, a second process and a model-input\n"
     "  converter without copying them; prints per-second figures and a final summary line:\n"
     "    summary: frames=N bytes_shared=B bytes_copied=B p50_latency_us=U p99_latency_us=U\n"
@@ -50,6 +52,9 @@ constexpr std::string_view kUsage =
     "               the gaps in its sequence numbers\n"
     "  --model-input WxH  the third branch's letterboxed planar f32 model input (default\n"
     "               640x640); none leaves the branch out (preprocess_p50_us=0)\n"
+    "  --serve PATH  also listen on PATH (a new socket) and send every frame to each program\n"
+    "               that connects (memhalsrc socket=PATH, Channel::connect); a consumer that\n"
+    "               leaves or fails is dropped and the demo goes on\n"
     "  Options take --name VALUE or --name=VALUE. Ctrl-C (SIGINT, or SIGTERM) stops the camera;\n"
     "  the second process drains what it was sent, the summary is printed, and the exit status\n"
     "  is as for a finished run. Exit status: 0 every frame checked and acknowledged; 1 an\n"
@@ -172,6 +177,7 @@ struct Options {
   std::optional<MemoryKind> memory;
   std::string record;
   std::string camera;
+  std::string serve;
   std::optional<std::pair<int64_t, int64_t>> model_input = std::pair<int64_t, int64_t>{640, 640};
 };
 
@@ -209,6 +215,9 @@ Parsed<void> parse_option(const Argument& arg, Options& options) {
     if (!options.memory) return tl::unexpected("unknown memory kind '" + std::string(arg.value) + "'");
   } else if (arg.name == "--record") {
     options.record = arg.value;
+  } else if (arg.name == "--serve") {
+    if (arg.value.empty()) return tl::unexpected(std::string("needs a socket path"));
+    options.serve = arg.value;
   } else {
     return tl::unexpected(std::string("unknown option"));
   }
@@ -386,6 +395,43 @@ struct ModelInput {
   std::vector<int64_t> preprocess_us;
 };
 
+// --serve: the programs connected to the listener, each sent every frame.
+struct Server {
+  ipc::Listener listener;
+  std::string path;
+  std::vector<ipc::Channel> consumers;
+  uint64_t connected = 0, frames_sent = 0;
+
+  // Takes whoever connected since the last frame, without waiting.
+  void accept_new() {
+    for (;;) {
+      auto consumer = listener.accept(std::chrono::milliseconds(0));
+      if (!consumer) {
+        if (consumer.error().code() != ErrorCode::Busy) {
+          std::fprintf(stderr, "memhal demo: --serve %s: %s\n", path.c_str(), consumer.error().to_string().c_str());
+        }
+        return;
+      }
+      consumers.push_back(std::move(*consumer));
+      std::printf("memhal demo: a consumer connected on %s (%zu now)\n", path.c_str(), consumers.size());
+      ++connected;
+    }
+  }
+  // Sends `frame` to every consumer; one whose send fails is dropped.
+  void send(const Frame& frame) {
+    for (auto it = consumers.begin(); it != consumers.end();) {
+      if (auto sent = it->send(frame); !sent) {
+        std::fprintf(stderr, "memhal demo: --serve %s: dropping a consumer: %s\n", path.c_str(),
+                     sent.error().to_string().c_str());
+        it = consumers.erase(it);
+      } else {
+        ++frames_sent;
+        ++it;
+      }
+    }
+  }
+};
+
 // Everything the camera loop works with.
 struct Camera {
   const Options& options;
@@ -397,6 +443,7 @@ struct Camera {
   PeerProcess& peer;
   Stats& stats;
   std::optional<ModelInput>& model;
+  std::optional<Server>& server;
   int64_t start = now_ns();
   uint64_t frames = 0, bytes_shared = 0, bytes_copied = 0, local_errors = 0;
 };
@@ -490,6 +537,11 @@ Stop produce(Camera& camera) {
       return *check_peer(camera.peer, camera.stats);
     }
     return failed("channel", sent.error());
+  }
+  // --serve: the same frame to every connected consumer (each channel holds it until released).
+  if (camera.server) {
+    camera.server->accept_new();
+    camera.server->send((*branches)[1]);
   }
   // Branch (c): the model input, converted straight from the camera's buffer.
   if (camera.model) {
@@ -621,6 +673,18 @@ int run_demo(std::span<const std::string_view> args) {
   if (!tee) return fail("tee", tee.error());
   auto channel = ipc::Channel::pair();
   if (!channel) return fail("channel", channel.error());
+  std::optional<Server> server;
+  if (!options->serve.empty()) {
+    struct stat existing {};
+    if (::lstat(options->serve.c_str(), &existing) == 0) {
+      std::fprintf(stderr, "memhal demo: --serve %s: the path exists (remove it, or choose another)\n",
+                   options->serve.c_str());
+      return 1;
+    }
+    auto listener = ipc::Listener::bind(options->serve);
+    if (!listener) return fail("--serve", listener.error());
+    server.emplace(Server{std::move(*listener), options->serve, {}});
+  }
   int results[2];
   if (::pipe2(results, O_CLOEXEC) != 0) return fail("results pipe", Error(ErrorCode::Io, std::strerror(errno), errno));
   UniqueFd results_read(results[0]);
@@ -653,6 +717,7 @@ int run_demo(std::span<const std::string_view> args) {
                 config.buffers, to_string(config.io), config.io_notes.empty() ? "" : ": ", config.io_notes.c_str(),
                 peer->pid());
   }
+  if (server) std::printf("memhal demo: serving every frame on %s\n", server->path.c_str());
   if (model) {
     std::printf("memhal demo: model input %lldx%lld planar_rgb f32, letterboxed, on the %s backend\n",
                 static_cast<long long>(options->model_input->first),
@@ -662,10 +727,16 @@ int run_demo(std::span<const std::string_view> args) {
   std::fflush(stdout);
   Stats stats;
   std::thread collector(collect, results_read.get(), std::ref(stats));
-  Camera camera{*options, pool, device, *tee, channel->first, recorder, *peer, stats, model};
+  Camera camera{*options, pool, device, *tee, channel->first, recorder, *peer, stats, model, server};
   Stop stop = run_camera(camera);
   if (stop == Stop::Interrupted) std::fprintf(stderr, "memhal demo: interrupted; the camera stopped\n");
   { auto done = std::move(channel->first); }  // the peer sees the end of the stream
+  if (server) {
+    std::printf("memhal demo: served %llu frames to %llu consumers on %s\n",
+                static_cast<unsigned long long>(server->frames_sent),
+                static_cast<unsigned long long>(server->connected), server->path.c_str());
+    server.reset();  // the consumers see the end of the stream; the socket file goes
+  }
   stop = finish_peer(*peer, stats, stop);
   collector.join();  // the peer has ended: its end of the pipe is closed
 

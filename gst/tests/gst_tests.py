@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """The memhal GStreamer plugin across processes (CTest label `gst`).
 
-Usage: gst_tests.py CASE GST_RUN FRAME_CHECKSUMS FRAME_SERVER WORKDIR
-Cases: roundtrip, no_server, consumer_drop, unsupported_caps, from_program. GST_PLUGIN_PATH and GST_REGISTRY
+Usage: gst_tests.py CASE GST_RUN FRAME_CHECKSUMS FRAME_SERVER WORKDIR [MEMHAL_CLI]
+Cases: roundtrip, no_server, consumer_drop, unsupported_caps, from_program, copied, rtp_loopback,
+demo_serve (needs MEMHAL_CLI, the `memhal` command). GST_PLUGIN_PATH and GST_REGISTRY
 come from the environment (CTest sets them to the build's plugin).
 """
 import os
@@ -11,6 +12,7 @@ import sys
 import time
 
 CASE, GST_RUN, CHECKSUMS, SERVER, WORK = sys.argv[1:6]
+MEMHAL_CLI = sys.argv[6] if len(sys.argv) > 6 else None
 CAPS = "video/x-raw,format=NV12,width=1280,height=720"
 FRAMES = 300
 os.makedirs(WORK, exist_ok=True)
@@ -240,6 +242,35 @@ def from_program():
     print("from_program: 100 frames, checksums and PTS equal;", r.stdout.splitlines()[-1])
 
 
+def demo_serve():
+    """`memhal demo --serve S`: memhalsrc connects while the demo runs and receives its frames; a
+    second consumer that leaves after 5 frames is dropped; the demo's own checks still pass."""
+    sock = socket_path("demo.sock")
+    demo = subprocess.Popen([MEMHAL_CLI, "demo", "--frames", "60", "--fps", "20", "--size", "320x240",
+                             "--serve", sock],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    wait_for(sock)
+    quitter = subprocess.Popen([CHECKSUMS, sock, "5"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    r = run([GST_RUN, "--timeout", "60", f"memhalsrc name=src socket={sock} ! checksumsink", "src.frames"],
+            timeout=90)
+    d_out, d_err = demo.communicate(timeout=60)
+    q_out, q_err = quitter.communicate(timeout=30)
+    if quitter.returncode != 0 or len(hashes(q_out)) != 5:
+        fail(f"the consumer that leaves read {len(hashes(q_out))} frames, rc={quitter.returncode}: {q_err}")
+    if demo.returncode != 0 or "checksum_errors=0 " not in d_out.splitlines()[-1]:
+        fail(f"demo rc={demo.returncode}: {d_out[-2000:]} {d_err[-2000:]}")
+    if "dropping a consumer" not in d_err:
+        fail("the demo did not drop the consumer that left: " + d_err[-2000:])
+    if r.returncode != 0:
+        fail(f"memhalsrc pipeline rc={r.returncode}: {r.stderr[-2000:]}")
+    got = hashes(r.stdout)
+    frames = [l for l in r.stdout.splitlines() if l.startswith("src.frames=")]
+    if len(got) < 10 or frames != [f"src.frames={len(got)}"]:
+        fail(f"memhalsrc received {len(got)} frames ({frames}): {r.stderr[-2000:]}")
+    served = [l for l in d_out.splitlines() if l.startswith("memhal demo: served ")]
+    print(f"demo_serve: memhalsrc received {len(got)} of 60 frames;", served, d_out.splitlines()[-1])
+
+
 {"roundtrip": roundtrip, "no_server": no_server, "consumer_drop": consumer_drop,
  "unsupported_caps": unsupported_caps, "from_program": from_program, "copied": copied,
- "rtp_loopback": rtp_loopback}[CASE]()
+ "rtp_loopback": rtp_loopback, "demo_serve": demo_serve}[CASE]()

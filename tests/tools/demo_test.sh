@@ -75,6 +75,16 @@ bad_args "--memory and --camera" --frames 2 --memory shm --camera /dev/video0
 "$memhal" demo --frames 2 --camera /dev/video-memhal-none >/dev/null 2>"$work/nocam"
 check "demo --camera with no such device exits 1" test $? -eq 1
 check "  naming the device" grep -q "camera: unavailable: open of camera /dev/video-memhal-none failed" "$work/nocam"
+touch "$work/taken"
+"$memhal" demo --frames 2 --size 64x48 --serve "$work/taken" >/dev/null 2>"$work/serve_err"
+check "demo --serve on an existing path exits 1" test $? -eq 1
+check "  saying the path exists" grep -q "^memhal demo: --serve $work/taken: the path exists" "$work/serve_err"
+check "  and leaves the file alone" test -f "$work/taken"
+bad_args --serve --frames 2 --serve=
+"$memhal" demo --frames 3 --size 64x48 --serve "$work/served.sock" >"$work/serve" 2>&1
+check "demo --serve with no consumer runs as before" grep -qE '^summary: frames=3 .* checksum_errors=0 lost_frames=0 ' \
+  "$work/serve"
+check "  and removes its socket" test ! -e "$work/served.sock"
 "$memhal" demo --frames=3 --size=64x48 --fps=100 >"$work/eq" 2>&1
 check "--name=value options work" grep -qE '^summary: frames=3 .* checksum_errors=0 lost_frames=0 .*dropped_frames=0$' "$work/eq"
 "$memhal" help demo | grep -q "usage: memhal demo"
