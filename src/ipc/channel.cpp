@@ -473,7 +473,7 @@ Result<void> Channel::send_share(const Tensor& tensor, const std::optional<Descr
     return sent;
   }
   for (uint32_t i = 0; i < count; ++i) {
-    if (attached[i]) s.registered[ids[i]] = {buffers[i]->origin().weak_from_this(), needed[i]};
+    if (attached[i]) s.registered[ids[i]] = {buffers[i]->weak_from_this(), needed[i]};
   }
   if (view) s.views.insert_or_assign(ids[0], layout);
   return {};

@@ -10,7 +10,7 @@
 
 namespace memhal::detail {
 
-/// Entries keyed by `Storage::id()` and kept until the buffer itself is freed (its origin
+/// Entries keyed by `Storage::id()` and kept until the buffer itself is freed (the
 /// storage's `weak_from_this()` expires) — not until the tensor that brought it is dropped —
 /// so every hand-out of a pool slot after the first hits. Ids are never reused, so a freed
 /// buffer's entry can never be taken for a new buffer's. Several entries may share a buffer.
@@ -45,7 +45,7 @@ class BufferCache {
 
   /// Adds `value` for `storage`'s buffer; the reference is valid until the next change.
   Value& insert(const Storage& storage, Value value) {
-    entries_.push_back(Entry{storage.id(), storage.origin().weak_from_this(), std::move(value)});
+    entries_.push_back(Entry{storage.id(), storage.weak_from_this(), std::move(value)});
     return entries_.back().value;
   }
 

@@ -41,13 +41,9 @@ class Storage : public std::enable_shared_from_this<Storage> {
     const UniqueFd* owned = owned_fd();
     return owned != nullptr ? owned->get() : -1;
   }
-  /// The allocation this storage is: itself, or for a storage that only forwards to another
-  /// one (to refuse writes, or to hold a keep-alive) that one's origin. `same_storage`
-  /// compares origins.
-  virtual const Storage& origin() const noexcept { return *this; }
-  /// The buffer identity of `origin()`: process-unique and never reused, so a cache keyed by
-  /// it cannot mistake a new buffer for a freed one.
-  uint64_t id() const noexcept { return origin().id_; }
+  /// The buffer identity: process-unique and never reused, so a cache keyed by it cannot
+  /// mistake a new buffer for a freed one. `same_storage` compares ids.
+  uint64_t id() const noexcept { return id_; }
 
   /// Why auto-selection skipped other kinds to land here; empty when nothing was skipped.
   const std::string& notes() const noexcept { return notes_; }
