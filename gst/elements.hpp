@@ -2,6 +2,7 @@
 #pragma once
 
 #include <gst/base/gstbasesink.h>
+#include <gst/base/gstbasetransform.h>
 #include <gst/base/gstpushsrc.h>
 
 G_BEGIN_DECLS
@@ -9,4 +10,6 @@ G_BEGIN_DECLS
 G_DECLARE_FINAL_TYPE(MemhalSink, memhal_sink, MEMHAL, SINK, GstBaseSink)
 #define MEMHAL_TYPE_SRC (memhal_src_get_type())
 G_DECLARE_FINAL_TYPE(MemhalSrc, memhal_src, MEMHAL, SRC, GstPushSrc)
+#define MEMHAL_TYPE_CONVERT (memhal_convert_get_type())
+G_DECLARE_FINAL_TYPE(MemhalConvert, memhal_convert, MEMHAL, CONVERT, GstBaseTransform)
 G_END_DECLS

@@ -122,6 +122,10 @@ GQuark tensor_quark() {
   return memhal::tensor_quark();
 }
 
+const Tensor* carried_tensor(GstBuffer* buffer) {
+  return memhal::carried_tensor(buffer);
+}
+
 void attach_tensor(GstMiniObject* object, const Tensor& tensor) {
   gst_mini_object_set_qdata(object, tensor_quark(), new Tensor(tensor), delete_tensor);
 }
@@ -279,7 +283,8 @@ Result<GstMemory*> memory_for(const Tensor& tensor, uint32_t b, bool keep, bool 
   return memory;
 }
 
-Result<GstBuffer*> buffer_over(const Tensor& tensor, const std::array<GstMemory*, kMaxPlanes>& memories) {
+Result<GstBuffer*> buffer_over(const Tensor& tensor, const std::array<GstMemory*, kMaxPlanes>& memories,
+                               bool video_meta = true) {
   MEMHAL_ASSIGN_OR_RETURN(const GstVideoFormat format, gst_video_format_from(*tensor.pixel_format()));
   const auto planes = planes_of(tensor.layout());
   std::array<gsize, GST_VIDEO_MAX_PLANES> offsets{};
@@ -292,6 +297,7 @@ Result<GstBuffer*> buffer_over(const Tensor& tensor, const std::array<GstMemory*
     total += memories[b]->size;
     gst_buffer_append_memory(buffer, memories[b]);
   }
+  if (!video_meta) return buffer;
   for (std::size_t i = 0; i < planes.size(); ++i) {
     offsets[i] = start[planes[i].buffer] + static_cast<gsize>(planes[i].offset);
     strides[i] = static_cast<gint>(planes[i].pitch);
@@ -346,7 +352,7 @@ Result<GstCaps*> gst_caps_from_tensor(const Tensor& tensor, int64_t frame_durati
   return gst_video_info_to_caps(&info);
 }
 
-Result<GstBuffer*> GstMemoryCache::buffer_from_tensor(const Tensor& tensor, bool writable) {
+Result<GstBuffer*> GstMemoryCache::buffer_from_tensor(const Tensor& tensor, bool writable, bool video_meta) {
   MEMHAL_TRY(check_image(tensor));
   std::array<GstMemory*, kMaxPlanes> memories{};
   for (uint32_t b = 0; b < tensor.layout().buffer_count(); ++b) {
@@ -368,7 +374,7 @@ Result<GstBuffer*> GstMemoryCache::buffer_from_tensor(const Tensor& tensor, bool
     }
     memories[b] = gst_memory_ref(it->second);
   }
-  MEMHAL_ASSIGN_OR_RETURN(GstBuffer * buffer, gst_detail::buffer_over(tensor, memories));
+  MEMHAL_ASSIGN_OR_RETURN(GstBuffer * buffer, gst_detail::buffer_over(tensor, memories, video_meta));
   gst_detail::attach_tensor(GST_MINI_OBJECT(buffer), tensor);
   return buffer;
 }

@@ -13,6 +13,9 @@ namespace memhal::gst_detail {
 
 /// The quark of a `Tensor*` carried as qdata (destroyed with its object).
 GQuark tensor_quark();
+/// The tensor `buffer` (or its first memory) carries: a memhal pool's lease, the tensor of
+/// `gst_buffer_from_tensor`; nullptr when none.
+const Tensor* carried_tensor(GstBuffer* buffer);
 /// Carries a copy of `tensor` on `object` until the object is finalized.
 void attach_tensor(GstMiniObject* object, const Tensor& tensor);
 /// Every plane of an image layout with buffer, offset, pitch, width, height and row bytes

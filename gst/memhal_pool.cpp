@@ -8,11 +8,16 @@
 #include <gst/video/video.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
+#include <cstdlib>
 #include <memhal/gst.hpp>
 #include <memhal/tensor_pool.hpp>
 #include <mutex>
 #include <optional>
+#include <sstream>
+#include <string>
+#include <vector>
 
 GST_DEBUG_CATEGORY_STATIC(memhal_pool_debug);
 #define GST_CAT_DEFAULT memhal_pool_debug
@@ -23,8 +28,119 @@ struct PoolState {
   std::optional<memhal::TensorPool> tensors;
   memhal::GstMemoryCache memories;
   guint default_count = 8;
+  bool video_meta = true;  // buffers carry a GstVideoMeta (video/x-raw caps)
 };
 }  // namespace
+
+namespace memhal::gst_plugin {
+namespace {
+template <class... Args>
+Unexpected fail(Args&&... args) {
+  std::ostringstream out;
+  (out << ... << args);
+  return unexpected(Error(ErrorCode::InvalidArgument, out.str()));
+}
+
+std::string caps_text(GstCaps* caps) {
+  gchar* text = gst_caps_to_string(caps);
+  std::string result = text != nullptr ? text : "(null)";
+  g_free(text);
+  return result;
+}
+
+struct TensorType {
+  const char* name;
+  DType dtype;
+};
+constexpr TensorType kTensorTypes[] = {
+    {"float32", DType::F32}, {"uint8", DType::U8}, {"int8", DType::I8}, {"float16", DType::F16}};
+}  // namespace
+
+Result<TensorCaps> tensor_caps_from(const GstStructure* s) {
+  const gchar* format = gst_structure_get_string(s, "format");
+  if (format == nullptr || std::string_view(format) != "static") {
+    return fail("other/tensors caps need format=static (got ", format != nullptr ? format : "none", ")");
+  }
+  gint count = 0;
+  if (!gst_structure_get_int(s, "num_tensors", &count) || count != 1) {
+    return fail("other/tensors caps need num_tensors=1 (memhalconvert writes one tensor)");
+  }
+  TensorCaps caps;
+  const gchar* type = gst_structure_get_string(s, "types");
+  bool known = false;
+  for (const auto& t : kTensorTypes) {
+    if (type != nullptr && std::string_view(type) == t.name) {
+      caps.dtype = t.dtype;
+      known = true;
+    }
+  }
+  if (!known) {
+    return fail("other/tensors types=", type != nullptr ? type : "(not fixed)", " is not one memhal writes (",
+                MEMHAL_GST_TENSOR_TYPES, ")");
+  }
+  const gchar* dimensions = gst_structure_get_string(s, "dimensions");
+  if (dimensions == nullptr) return fail("other/tensors caps without fixed dimensions (W:H:3:1 or 3:W:H:1)");
+  std::vector<int64_t> dims;
+  std::istringstream in(dimensions);
+  for (std::string part; std::getline(in, part, ':');) {
+    char* end = nullptr;
+    const long long value = std::strtoll(part.c_str(), &end, 10);
+    if (part.empty() || *end != '\0' || value < 1 || value > 16384) {
+      return fail("other/tensors dimensions=", dimensions, ": '", part, "' is not a size of 1..16384");
+    }
+    dims.push_back(value);
+  }
+  while (dims.size() < 4) dims.push_back(1);
+  if (dims.size() != 4 || dims[3] != 1) {
+    return fail("other/tensors dimensions=", dimensions, ": memhalconvert writes one image, W:H:3:1 or 3:W:H:1");
+  }
+  if (dims[2] == 3) {
+    caps = TensorCaps{dims[0], dims[1], true, caps.dtype};
+  } else if (dims[0] == 3) {
+    caps = TensorCaps{dims[1], dims[2], false, caps.dtype};
+  } else {
+    return fail("other/tensors dimensions=", dimensions,
+                ": memhalconvert writes 3 channels, W:H:3:1 (planar, NCHW) or 3:W:H:1 (interleaved, NHWC)");
+  }
+  return caps;
+}
+
+std::string tensor_dimensions(const TensorCaps& caps) {
+  std::ostringstream out;
+  if (caps.planar) {
+    out << caps.width << ':' << caps.height << ":3:1";
+  } else {
+    out << "3:" << caps.width << ':' << caps.height << ":1";
+  }
+  return out.str();
+}
+
+Result<Layout> layout_for_caps(GstCaps* caps, bool video_meta) {
+  if (caps == nullptr || gst_caps_get_size(caps) != 1 || !gst_caps_is_fixed(caps)) {
+    return fail("caps ", caps != nullptr ? caps_text(caps) : "(none)", " are not fixed");
+  }
+  const GstStructure* s = gst_caps_get_structure(caps, 0);
+  if (gst_structure_has_name(s, "other/tensors")) {
+    auto tensor = tensor_caps_from(s);
+    if (!tensor) return fail(tensor.error().message(), " (caps ", caps_text(caps), ")");
+    return Layout::image(tensor->width, tensor->height, tensor->planar ? PixelFormat::PlanarRgb : PixelFormat::Rgb,
+                         tensor->dtype, 1);
+  }
+  GstVideoInfo info;
+  if (!gst_video_info_from_caps(&info, caps)) return fail("caps ", caps_text(caps), " are not raw video");
+  MEMHAL_ASSIGN_OR_RETURN(const PixelFormat format, pixel_format_from_gst(GST_VIDEO_INFO_FORMAT(&info)));
+  if (video_meta) return Layout::image(GST_VIDEO_INFO_WIDTH(&info), GST_VIDEO_INFO_HEIGHT(&info), format);
+  std::array<PlaneLayout, kMaxPlanes> planes{};
+  const guint count = GST_VIDEO_INFO_N_PLANES(&info);
+  for (guint i = 0; i < count && i < kMaxPlanes; ++i) {
+    planes[i] = PlaneLayout{0, static_cast<int64_t>(GST_VIDEO_INFO_PLANE_OFFSET(&info, i)),
+                            GST_VIDEO_INFO_PLANE_STRIDE(&info, i)};
+  }
+  return Layout::image_planes(GST_VIDEO_INFO_WIDTH(&info), GST_VIDEO_INFO_HEIGHT(&info), format,
+                              std::span(planes.data(), std::min<std::size_t>(count, kMaxPlanes)));
+}
+
+}  // namespace memhal::gst_plugin
 
 struct _MemhalPool {
   GstBufferPool parent;
@@ -48,17 +164,9 @@ static gboolean memhal_pool_set_config(GstBufferPool* pool, GstStructure* config
     GST_WARNING_OBJECT(pool, "configuration without caps");
     return FALSE;
   }
-  GstVideoInfo info;
-  if (!gst_video_info_from_caps(&info, caps)) {
-    GST_WARNING_OBJECT(pool, "caps %" GST_PTR_FORMAT " are not raw video", static_cast<void*>(caps));
-    return FALSE;
-  }
-  auto format = memhal::pixel_format_from_gst(GST_VIDEO_INFO_FORMAT(&info));
-  if (!format) {
-    GST_WARNING_OBJECT(pool, "%s", format.error().message().c_str());
-    return FALSE;
-  }
-  auto layout = memhal::Layout::image(GST_VIDEO_INFO_WIDTH(&info), GST_VIDEO_INFO_HEIGHT(&info), *format);
+  const bool video_meta = gst_structure_has_name(gst_caps_get_structure(caps, 0), "video/x-raw");
+  auto layout = memhal::gst_plugin::layout_for_caps(
+      caps, video_meta && gst_buffer_pool_config_has_option(config, GST_BUFFER_POOL_OPTION_VIDEO_META));
   if (!layout) {
     GST_WARNING_OBJECT(pool, "%s", layout.error().message().c_str());
     return FALSE;
@@ -77,6 +185,7 @@ static gboolean memhal_pool_set_config(GstBufferPool* pool, GstStructure* config
     const std::lock_guard lock(self->state->mutex);
     self->state->memories.clear();
     self->state->tensors = std::move(*tensors);
+    self->state->video_meta = video_meta;
   }
   gst_buffer_pool_config_set_params(config, caps, static_cast<guint>(layout->byte_extent().end), 0, count);
   return GST_BUFFER_POOL_CLASS(memhal_pool_parent_class)->set_config(pool, config);
@@ -105,7 +214,7 @@ static GstFlowReturn memhal_pool_acquire_buffer(GstBufferPool* pool, GstBuffer**
     }
     if (lease) {
       const std::lock_guard lock(state->mutex);
-      auto made = state->memories.buffer_from_tensor(*lease, true);
+      auto made = state->memories.buffer_from_tensor(*lease, true, state->video_meta);
       if (!made) {
         GST_ERROR_OBJECT(pool, "%s", made.error().message().c_str());
         return GST_FLOW_ERROR;

@@ -1,4 +1,4 @@
-// The memhal GStreamer plugin: memhalsink, memhalsrc.
+// The memhal GStreamer plugin: memhalsink, memhalsrc, memhalconvert.
 #include <gst/gst.h>
 
 #include "elements.hpp"
@@ -7,7 +7,8 @@
 
 static gboolean memhal_plugin_init(GstPlugin* plugin) {
   return gst_element_register(plugin, "memhalsink", GST_RANK_NONE, MEMHAL_TYPE_SINK) &&
-         gst_element_register(plugin, "memhalsrc", GST_RANK_NONE, MEMHAL_TYPE_SRC);
+         gst_element_register(plugin, "memhalsrc", GST_RANK_NONE, MEMHAL_TYPE_SRC) &&
+         gst_element_register(plugin, "memhalconvert", GST_RANK_NONE, MEMHAL_TYPE_CONVERT);
 }
 
 GST_PLUGIN_DEFINE(GST_VERSION_MAJOR, GST_VERSION_MINOR, memhal,

@@ -3,7 +3,8 @@
 
 Usage: gst_tests.py CASE GST_RUN FRAME_CHECKSUMS FRAME_SERVER WORKDIR [MEMHAL_CLI]
 Cases: roundtrip, no_server, consumer_drop, unsupported_caps, from_program, copied, rtp_loopback,
-demo_serve (needs MEMHAL_CLI, the `memhal` command). GST_PLUGIN_PATH and GST_REGISTRY
+convert_videoconvert, convert_to_sink, convert_errors, demo_serve and convert_cli (both need MEMHAL_CLI, the
+`memhal` command). GST_PLUGIN_PATH and GST_REGISTRY
 come from the environment (CTest sets them to the build's plugin).
 """
 import os
@@ -271,6 +272,134 @@ def demo_serve():
     print(f"demo_serve: memhalsrc received {len(got)} of 60 frames;", served, d_out.splitlines()[-1])
 
 
+# memhalconvert properties and caps, and the `memhal convert` options that do the same, on 320x240
+# input frames; the output is the element's raw buffers (multifilesink: no GstVideoMeta, so
+# memhalconvert writes GStreamer's default layout, packed for these widths) and the CLI's .raw.
+CONVERT_CASES = [
+    ("nv12", "resize=letterbox pad=0,0,0", "video/x-raw,format=RGB,width=640,height=640",
+     "--to rgb --out-size 640x640 --letterbox --pad 0,0,0"),
+    ("nv12", "crop=10,20,200,100 flip=horizontal interpolation=nearest", "video/x-raw,format=BGR,width=160,height=120",
+     "--to bgr --out-size 160x120 --crop 10,20,200,100 --flip horizontal --interp nearest"),
+    ("nv12", "rotation=cw90", "video/x-raw,format=RGBA", "--to rgba --out-size 240x320 --rotate cw90"),
+    ("nv12", "flip=vertical matrix=bt709 range=full", "video/x-raw,format=I420",
+     "--to i420 --out-size 320x240 --flip vertical --matrix bt709 --range full"),
+    ("nv12", "interpolation=area", "video/x-raw,format=YUY2,width=160,height=120",
+     "--to yuyv --out-size 160x120 --interp area"),
+    ("nv12", "", "video/x-raw,format=GRAY8", "--to grey --out-size 320x240"),
+    ("nv12", "swap-rb=true", "video/x-raw,format=RGBP,width=224,height=224", "--to planar_rgb --out-size 224x224 --swap-rb"),
+    ("yuy2", "rotation=cw180", "video/x-raw,format=BGRA", "--to bgra --out-size 320x240 --rotate cw180"),
+    ("i420", "crop=0,0,64,64", "video/x-raw,format=NV12,width=128,height=128", "--to nv12 --out-size 128x128 --crop 0,0,64,64"),
+    ("rgb", "", "video/x-raw,format=NV12", "--to nv12 --out-size 320x240"),
+    ("nv12", "resize=letterbox mean=0.485,0.456,0.406 std=0.229,0.224,0.225",
+     "other/tensors,types=float32,dimensions=640:640:3:1",
+     "--to planar_rgb --dtype f32 --out-size 640x640 --letterbox --mean 0.485,0.456,0.406 --std 0.229,0.224,0.225"),
+    ("nv12", "", "other/tensors,types=uint8,dimensions=3:300:200:1", "--to rgb --dtype u8 --out-size 300x200"),
+    ("nv12", "", "other/tensors,types=int8,dimensions=320:240:3:1", "--to planar_rgb --dtype i8 --out-size 320x240"),
+    ("nv12", "resize=letterbox", "other/tensors,types=float16,dimensions=256:256:3",
+     "--to planar_rgb --dtype f16 --out-size 256x256 --letterbox"),
+]
+GST_NAMES = {"nv12": "NV12", "yuy2": "YUY2", "i420": "I420", "rgb": "RGB"}
+MEMHAL_NAMES = {"nv12": "nv12", "yuy2": "yuyv", "i420": "i420", "rgb": "rgb"}
+
+
+def convert_cli():
+    """memhalconvert's output equals `memhal convert`'s on the same frames, byte for byte."""
+    frames = 3
+    for n, (fmt, props, caps, cli) in enumerate(CONVERT_CASES):
+        d = os.path.join(WORK, f"case{n}")
+        os.makedirs(d, exist_ok=True)
+        for f in os.listdir(d):
+            os.unlink(os.path.join(d, f))
+        r = run([GST_RUN, "--timeout", "60",
+                 f"videotestsrc num-buffers={frames} pattern=ball ! video/x-raw,format={GST_NAMES[fmt]},width=320,height=240"
+                 f" ! tee name=t t. ! queue ! multifilesink location={d}/in_%d t. ! queue ! "
+                 f"memhalconvert name=c {props} ! {caps} ! multifilesink location={d}/out_%d", "c.conversions"])
+        if r.returncode != 0 or f"c.conversions={frames}" not in r.stdout:
+            fail(f"case {n} ({props} ! {caps}): rc={r.returncode} {r.stdout} {r.stderr[-2000:]}")
+        for i in range(frames):
+            ref = os.path.join(d, f"cli_{i}.raw")
+            c = run([MEMHAL_CLI, "convert", os.path.join(d, f"in_{i}"), ref, "--size", "320x240", "--format",
+                     MEMHAL_NAMES[fmt], "--backend", "cpu"] + cli.split())
+            if c.returncode != 0:
+                fail(f"case {n}: memhal convert {cli}: {c.stderr}")
+            with open(ref, "rb") as a, open(os.path.join(d, f"out_{i}"), "rb") as b:
+                want, got = a.read(), b.read()
+            if want != got:
+                diff = sum(x != y for x, y in zip(want, got))
+                fail(f"case {n} frame {i} ({props} ! {caps}): {len(got)} bytes from memhalconvert, {len(want)} from "
+                     f"`memhal convert {cli}`, {diff} differ")
+        print(f"convert_cli: {GST_NAMES[fmt]} {props or '(defaults)'} ! {caps}: {frames} frames equal")
+
+
+def convert_videoconvert():
+    """memhalconvert vs videoconvert, NV12 → RGB at the same size. videoconvert with dither=none
+    chroma-mode=none reads each pixel's own chroma cell as memhal does; what is left is its 8-bit
+    integer matrix (Y=235 white comes out 253, memhal's 255): every channel within 5, mean within 2.
+    (With chroma-mode on, videoconvert interpolates chroma for its siting and differs at colour edges.)"""
+    for pattern, (w, h) in (("smpte", (640, 480)), ("ball", (1280, 720))):
+        r = run([GST_RUN, "--timeout", "60",
+                 f"videotestsrc num-buffers=2 pattern={pattern} ! video/x-raw,format=NV12,width={w},height={h} ! "
+                 f"tee name=t t. ! queue ! videoconvert dither=none chroma-mode=none ! video/x-raw,format=RGB ! "
+                 f"multifilesink location={WORK}/vc_%d t. ! queue ! memhalconvert ! video/x-raw,format=RGB ! "
+                 f"multifilesink location={WORK}/mc_%d"])
+        if r.returncode != 0:
+            fail(f"pipeline rc={r.returncode}: {r.stderr[-2000:]}")
+        for i in range(2):
+            with open(f"{WORK}/vc_{i}", "rb") as a, open(f"{WORK}/mc_{i}", "rb") as b:
+                vc, mc = a.read(), b.read()
+            if len(vc) != w * h * 3 or len(mc) != len(vc):
+                fail(f"sizes {len(vc)} and {len(mc)}, not {w * h * 3}")
+            diffs = [abs(x - y) for x, y in zip(vc, mc)]
+            worst, mean = max(diffs), sum(diffs) / len(diffs)
+            if worst > 5 or mean > 2:
+                fail(f"{pattern} {w}x{h} frame {i}: max |diff| {worst}, mean {mean:.3f} (tolerance 5, 2)")
+        print(f"convert_videoconvert: {pattern} {w}x{h}: max |diff| {worst}, mean {mean:.3f}")
+
+
+def convert_to_sink():
+    """memhalconvert writes into the pool memhalsink proposes: a memhal consumer gets every
+    converted frame, and memhalsink copies none."""
+    sock = socket_path("convert.sock")
+    prod = subprocess.Popen([GST_RUN, "--timeout", "60",
+                             "videotestsrc num-buffers=30 ! video/x-raw,format=NV12,width=640,height=480 ! "
+                             "memhalconvert name=c resize=letterbox ! video/x-raw,format=RGB,width=320,height=320 ! "
+                             f"memhalsink name=sink socket={sock} wait-consumers=1", "sink.copies", "c.conversions"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    wait_for(sock)
+    cons = run([CHECKSUMS, sock])
+    p_out, p_err = prod.communicate(timeout=60)
+    if prod.returncode != 0 or cons.returncode != 0 or len(hashes(cons.stdout)) != 30:
+        fail(f"producer rc={prod.returncode} {p_err[-2000:]} / consumer rc={cons.returncode} "
+             f"{len(hashes(cons.stdout))} frames {cons.stderr}")
+    if "sink.copies=0" not in p_out or "c.conversions=30" not in p_out:
+        fail("memhalconvert did not write into memhalsink's pool: " + p_out)
+    print("convert_to_sink: 30 frames converted into memhalsink's pool,", " ".join(p_out.split()))
+
+
+def convert_errors():
+    """Bad properties and caps memhalconvert cannot produce: an ERROR that says which, no hang."""
+    src = "videotestsrc num-buffers=3 ! video/x-raw,format=NV12,width=320,height=240"
+    cases = [
+        (f"{src} ! memhalconvert flip=diagonal ! fakesink", ["flip='diagonal'", "none|horizontal|vertical|both"]),
+        (f"{src} ! memhalconvert pad=1,2 ! fakesink", ["pad='1,2'", "3 to 4"]),
+        (f"{src} ! memhalconvert std=0 ! fakesink", ["std='0'"]),
+        (f"{src} ! memhalconvert matrix=bt2020 ! fakesink", ["matrix='bt2020'", "auto"]),
+        (f"{src} ! memhalconvert crop=300,0,100,100 ! fakesink", ["not-negotiated", "crop 300,0,100,100", "320x240"]),
+        (f"{src} ! memhalconvert ! video/x-raw,format=NV12,width=641,height=480 ! fakesink",
+         ["not-negotiated", "width=(int)641", "multiple"]),
+        (f"{src} ! memhalconvert ! other/tensors,types=float32,dimensions=640:640:4:1 ! fakesink",
+         ["not-negotiated", "dimensions=640:640:4:1"]),
+        (f"{src} ! memhalconvert ! video/x-raw,format=Y444 ! fakesink", ["could not link", "memhalconvert"]),
+    ]
+    for desc, needles in cases:
+        r = run([GST_RUN, "--timeout", "20", desc], timeout=30)
+        text = r.stderr + r.stdout
+        if r.returncode == 0 or any(n not in text for n in needles):
+            fail(f"{desc}: expected an error with {needles}, got rc={r.returncode}: {text[-1500:]}")
+        print("convert_errors:", " ".join(text.split())[:220])
+
+
 {"roundtrip": roundtrip, "no_server": no_server, "consumer_drop": consumer_drop,
  "unsupported_caps": unsupported_caps, "from_program": from_program, "copied": copied,
- "rtp_loopback": rtp_loopback, "demo_serve": demo_serve}[CASE]()
+ "rtp_loopback": rtp_loopback, "demo_serve": demo_serve, "convert_cli": convert_cli,
+ "convert_videoconvert": convert_videoconvert, "convert_to_sink": convert_to_sink, "convert_errors": convert_errors}[CASE]()

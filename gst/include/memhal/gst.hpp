@@ -73,8 +73,9 @@ class GstMemoryCache {
 
   /// As `gst_buffer_from_tensor`, over cached memory. Keeps at most `kMaxEntries` buffers,
   /// dropping the oldest first. `writable`: the memory is not flagged read-only (a pool whose
-  /// buffers an upstream element fills).
-  Result<GstBuffer*> buffer_from_tensor(const Tensor& tensor, bool writable = false);
+  /// buffers an upstream element fills). `video_meta` false: no GstVideoMeta (a model-input
+  /// tensor in `other/tensors` caps, whose bytes are dense).
+  Result<GstBuffer*> buffer_from_tensor(const Tensor& tensor, bool writable = false, bool video_meta = true);
   /// How many GstMemory objects were made (not reused) so far.
   uint64_t memories_made() const noexcept { return made_; }
   void clear() noexcept;
