@@ -84,3 +84,49 @@ function(memhal_add_compile_failure_test name)
   # Builds in the shared build directory: one at a time.
   set_tests_properties(${name} PROPERTIES LABELS "unit;compile" RESOURCE_LOCK memhal_build_dir)
 endfunction()
+
+# memhal_mesa25_fixture(): the CTest fixture `mesa25` (test gl.fetch_mesa25, labels gl and mesa25):
+# scripts/fetch-mesa25.sh unpacks Mesa 25 from Debian's bookworm-backports into
+# MEMHAL_MESA25_DIR once (cached there); where the suite cannot be fetched it says why in
+# MEMHAL_MESA25_DIR/unavailable and the tests that need it skip with that reason.
+set(MEMHAL_MESA25_DIR "${CMAKE_BINARY_DIR}/mesa25" CACHE PATH
+    "Where the GL tests' Mesa 25 (bookworm-backports, unpacked, not installed) is kept")
+
+function(memhal_mesa25_fixture)
+  if(TEST gl.fetch_mesa25)
+    return()
+  endif()
+  add_test(NAME gl.fetch_mesa25 COMMAND ${PROJECT_SOURCE_DIR}/scripts/fetch-mesa25.sh ${MEMHAL_MESA25_DIR})
+  set_tests_properties(gl.fetch_mesa25 PROPERTIES LABELS "gl;mesa25" FIXTURES_SETUP mesa25 TIMEOUT 600
+                                                  RESOURCE_LOCK mesa25_fetch)
+endfunction()
+
+# memhal_add_mesa25_run(NAME [TIMEOUT s]): the GoogleTest binary NAME (made by memhal_add_test)
+# registered a second time, test by test as `<test>.mesa25`, on Mesa 25 from the `mesa25`
+# fixture: the environment points glvnd's libEGL at its vendor library. Labels gl and mesa25
+# (not unit: sanitizer runs leave Mesa 25 alone). The tests see MEMHAL_TEST_MESA25 and skip
+# with the fixture's reason when it could not fetch Mesa 25 (tests/image/gl_test_env.hpp).
+function(memhal_add_mesa25_run name)
+  cmake_parse_arguments(ARG "" "TIMEOUT" "" ${ARGN})
+  if(CMAKE_CROSSCOMPILING OR NOT CMAKE_SYSTEM_PROCESSOR MATCHES "^(x86_64|AMD64)$")
+    return()  # the backports packages are fetched for the x86-64 host
+  endif()
+  memhal_mesa25_fixture()
+  set(lib "${MEMHAL_MESA25_DIR}/root/usr/lib/x86_64-linux-gnu")
+  set(vendor "${MEMHAL_MESA25_DIR}/root/usr/share/glvnd/egl_vendor.d/50_mesa.json")
+  gtest_discover_tests(${name} TEST_SUFFIX .mesa25 TEST_LIST ${name}_mesa25_TESTS DISCOVERY_TIMEOUT 60)
+  set(timeout)
+  if(ARG_TIMEOUT)
+    set(timeout "TIMEOUT ${ARG_TIMEOUT}")
+  endif()
+  # Set after discovery (list-valued properties, see memhal_add_test).
+  set(script ${CMAKE_CURRENT_BINARY_DIR}/${name}_mesa25.cmake)
+  file(WRITE ${script}
+       "if(NOT \"\${${name}_mesa25_TESTS}\" STREQUAL \"\")\n"
+       "  set_tests_properties(\${${name}_mesa25_TESTS} PROPERTIES LABELS \"gl;mesa25\" FIXTURES_REQUIRED mesa25\n"
+       "    SKIP_REGULAR_EXPRESSION \"\\\\[  SKIPPED \\\\]\" ${timeout}\n"
+       "    ENVIRONMENT \"MEMHAL_TEST_MESA25=${MEMHAL_MESA25_DIR};LD_LIBRARY_PATH=${lib};"
+       "__EGL_VENDOR_LIBRARY_FILENAMES=${vendor};LIBGL_ALWAYS_SOFTWARE=1\")\n"
+       "endif()\n")
+  set_property(DIRECTORY APPEND PROPERTY TEST_INCLUDE_FILES ${script})
+endfunction()

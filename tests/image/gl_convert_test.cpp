@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "gl_test_env.hpp"
 #include "image/gl/gl_context.hpp"
 #include "image/gl/gl_converter.hpp"
 #include "image_test_util.hpp"
@@ -96,7 +97,10 @@ class GlConvert : public ::testing::Test {
   }
 
   void SetUp() override {
+    if (auto why = testing::mesa25_missing()) GTEST_SKIP() << *why;
+    if (!context_ && testing::mesa25_dir()) FAIL() << "no GL on Mesa 25: " << no_gl_;
     if (!context_) GTEST_SKIP() << "no GL here: " << no_gl_;
+    ASSERT_EQ(testing::wrong_mesa(context_->info().version), "");
     ASSERT_TRUE(converter_) << broken_;
   }
 

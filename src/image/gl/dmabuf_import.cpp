@@ -10,6 +10,9 @@
 
 #include <algorithm>
 #include <climits>
+#include <mutex>
+#include <set>
+#include <string>
 
 #include "core/strings.hpp"
 #include "storage/storage.hpp"
@@ -39,7 +42,29 @@ void main() {
 }
 )";
 
+// Drivers (vendor, renderer, version) that refused a writable memfd in this process.
+std::mutex refusing_mutex;
+std::set<std::string>& refusing_drivers() {
+  static std::set<std::string> drivers;
+  return drivers;
+}
+
+std::string driver_key(const GlContext& context) {
+  const GlInfo& i = context.info();
+  return cat(i.vendor, "|", i.renderer, "|", i.version);
+}
+
 }  // namespace
+
+bool DmaBufImporter::refuses_host_fds() const {
+  std::lock_guard lock(refusing_mutex);
+  return refusing_drivers().count(driver_key(context_)) != 0;
+}
+
+void DmaBufImporter::refuse_host_fds() const {
+  std::lock_guard lock(refusing_mutex);
+  refusing_drivers().insert(driver_key(context_));
+}
 
 Result<std::unique_ptr<DmaBufImporter>> DmaBufImporter::create(GlContext& context) {
   if (!context.info().dma_buf_import) {
@@ -91,10 +116,22 @@ Result<GLuint> DmaBufImporter::texture(const DmaBufPlane& plane) {
     return e.offset == plane.offset && e.pitch == plane.pitch && e.row_bytes == plane.row_bytes && e.rows == plane.rows;
   });
   if (hit != nullptr) {
+    if (!hit->refused.empty()) return fail(ErrorCode::Unavailable, hit->refused, " (refused before; not retried)");
     MEMHAL_TRY(copy_bytes(*hit));
     return hit->bytes;
   }
-  MEMHAL_ASSIGN_OR_RETURN(Entry entry, import(plane));
+  auto imported = import(plane);
+  if (!imported) {
+    Entry refused;
+    refused.offset = plane.offset;
+    refused.pitch = plane.pitch;
+    refused.row_bytes = plane.row_bytes;
+    refused.rows = plane.rows;
+    refused.refused = imported.error().message();
+    cache_.insert(*plane.storage, std::move(refused));
+    return unexpected(imported.error());
+  }
+  Entry entry = std::move(*imported);
   // The same plane of the buffer at another geometry: the old import no longer describes it.
   // Beyond one entry per plane, the oldest of this buffer is stale too.
   auto& entries = cache_.entries();
@@ -103,7 +140,9 @@ Result<GLuint> DmaBufImporter::texture(const DmaBufPlane& plane) {
     if (it->buffer != plane.storage->id()) continue;
     if (it->value.offset == plane.offset || ++of_buffer >= kEntriesPerBuffer) release(it->value);
   }
-  entries.erase(std::remove_if(entries.begin(), entries.end(), [](const auto& e) { return e.value.texture == 0; }),
+  // Released entries go (refused ones, which hold no texture either, stay).
+  entries.erase(std::remove_if(entries.begin(), entries.end(),
+                               [](const auto& e) { return e.value.texture == 0 && e.value.refused.empty(); }),
                 entries.end());
   cache_.insert(*plane.storage, entry);
   ++imports_;

@@ -11,7 +11,13 @@
 // Imports are cached per buffer identity (Storage::id): a camera's or pool's ring of N buffers
 // is imported N times, not once a frame. An entry is dropped when its buffer is freed (not when
 // a frame of it is returned to its pool), and replaced when the same buffer is seen with
-// another plane geometry.
+// another plane geometry. A refused import is cached too, so a buffer the driver refuses costs
+// one eglCreateImageKHR, not one a frame.
+//
+// Any fd the driver can map is offered, memfds (Shm tensors) included: Mesa's llvmpipe (24.1
+// and later) imports a memfd as it imports a DMA-BUF, by mmap, and sampling it in place beats
+// uploading it (bench/gl_bench.cpp); GPU drivers refuse memfds, and a driver that refused one
+// is remembered for the process (`refuses_host_fds`), so it costs one try.
 #pragma once
 
 #include <EGL/egl.h>
@@ -24,6 +30,7 @@
 #include <memhal/error.hpp>
 #include <memory>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "image/gl/gl_context.hpp"
@@ -58,6 +65,11 @@ class DmaBufImporter {
 
   /// EGL images created since the importer was made (a cache hit creates none).
   uint64_t imports() const noexcept { return imports_; }
+  /// This importer's driver refused a writable memfd (in this process): Shm sources are
+  /// uploaded rather than offered again. Thread-safe.
+  bool refuses_host_fds() const;
+  /// Remembers that the driver refused a writable memfd, for every importer on it.
+  void refuse_host_fds() const;
   /// Entries cached now.
   std::size_t cached() const noexcept { return cache_.size(); }
 
@@ -68,6 +80,7 @@ class DmaBufImporter {
     GLuint texture = 0;      // R8 over the EGLImage
     GLuint bytes = 0;        // R8UI copy the converter samples
     GLuint framebuffer = 0;  // renders into `bytes`
+    std::string refused;     // why the driver refused this plane (then no GL objects)
   };
 
   DmaBufImporter(GlContext& context, bool modifiers, PFNEGLCREATEIMAGEKHRPROC create_image,

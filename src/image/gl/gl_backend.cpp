@@ -1,5 +1,6 @@
 #include "image/gl/gl_backend.hpp"
 
+#include <fcntl.h>
 #include <memhal/tensor_map.hpp>
 
 #include <variant>
@@ -85,6 +86,11 @@ std::optional<std::array<DmaBufPlane, kMaxPlanes>> dma_buf_planes(const Tensor& 
   return planes;
 }
 
+bool writable_fd(int fd) {
+  const int flags = ::fcntl(fd, F_GETFL);
+  return flags >= 0 && (flags & O_ACCMODE) != O_RDONLY;
+}
+
 }  // namespace
 
 GlBackend::GlBackend(std::shared_ptr<GlContext> context, std::unique_ptr<GlConverter> converter)
@@ -145,8 +151,13 @@ Result<std::optional<std::string>> GlBackend::convert(const Tensor& src, const I
                                                       const ImageRef& dst_geometry, const Rect& crop,
                                                       const ConvertOptions& options) {
   if (context_->lost()) return fail(ErrorCode::Unavailable, "GL backend: the GL context was lost (GPU reset)");
+  // DMA-BUFs and memfds are offered to the driver for import; a driver that refused a memfd
+  // is not offered another (see dmabuf_import.hpp).
   std::optional<std::array<DmaBufPlane, kMaxPlanes>> imported;
-  if (importer_ && src.memory() == MemoryKind::DmaBuf) imported = dma_buf_planes(src, src_geometry);
+  const bool host_fd = src.memory() == MemoryKind::Shm;
+  if (importer_ && (src.memory() == MemoryKind::DmaBuf || (host_fd && !importer_->refuses_host_fds()))) {
+    imported = dma_buf_planes(src, src_geometry);
+  }
   MEMHAL_ASSIGN_OR_RETURN(auto in, bind(src, src_geometry, CpuAccess::Read, *context_, "source", !imported));
   if (auto* why = std::get_if<std::string>(&in)) return std::optional<std::string>(std::move(*why));
   MEMHAL_ASSIGN_OR_RETURN(auto out, bind(dst, dst_geometry, CpuAccess::Write, *context_, "destination"));
@@ -163,7 +174,13 @@ Result<std::optional<std::string>> GlBackend::convert(const Tensor& src, const I
     });
     if (!textures) {
       // The driver refused this buffer: upload it through a CPU mapping instead, and say why.
+      // A refused writable memfd means the driver takes no memfds at all (a GPU driver's PRIME
+      // import); a read-only one only that it cannot map this one.
       import_note_ = textures.error().message();
+      if (host_fd && writable_fd((*imported)[0].storage->fd()) && !importer_->refuses_host_fds()) {
+        importer_->refuse_host_fds();
+        import_note_ += cat("; ", driver_.renderer, " takes no memfds: Shm sources are uploaded from now on");
+      }
       MEMHAL_ASSIGN_OR_RETURN(in, bind(src, src_geometry, CpuAccess::Read, *context_, "source"));
       if (auto* why = std::get_if<std::string>(&in)) return std::optional<std::string>(std::move(*why));
     }
