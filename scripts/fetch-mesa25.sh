@@ -26,7 +26,7 @@ fi
   echo "usage: $0 [--vm] DEST" >&2
   exit 2
 }
-dest=$1
+dest=$(realpath -m "$1")
 suite=${MEMHAL_MESA25_SUITE:-bookworm-backports}
 keyring=${MEMHAL_MESA25_KEYRING:-/usr/share/keyrings/debian-archive-keyring.gpg}
 packages=(mesa-libgallium libegl-mesa0 libgbm1 libdrm2 libdrm-amdgpu1 libdrm-intel1)
