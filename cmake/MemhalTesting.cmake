@@ -35,11 +35,27 @@ endfunction()
 set(MEMHAL_DMAHEAP_VM "${PROJECT_SOURCE_DIR}/../shared/tools/run-in-dmaheap-vm"
     CACHE FILEPATH "run-in-dmaheap-vm: boots a kernel with DMA heaps under qemu and runs a program in it")
 
+set(MEMHAL_DMAHEAP_VM_CROSS_REASON
+    "the DMA-heap VM (run-in-dmaheap-vm) boots an x86-64 kernel; a ${CMAKE_SYSTEM_PROCESSOR} build's DmaBuf tests need a ${CMAKE_SYSTEM_PROCESSOR} board (see the README, cross-building for a board)")
+
+# memhal_add_skipped_test(NAME REASON [LABELS l...]): a test that cannot run in this build (a
+# cross build lacking a peer library, hardware or a VM of its architecture), registered anyway
+# so that CTest lists it as skipped and prints REASON instead of leaving it out silently.
+function(memhal_add_skipped_test name reason)
+  cmake_parse_arguments(ARG "" "" "LABELS" ${ARGN})
+  add_test(NAME ${name} COMMAND sh -c "echo \"SKIPPED: \$0\" >&2; exit 77" "${reason}")
+  set_tests_properties(${name} PROPERTIES SKIP_RETURN_CODE 77 LABELS "skipped;${ARG_LABELS}")
+endfunction()
+
 option(MEMHAL_VM_TEST_STATIC "Link the DMA-heap VM test binaries statically" OFF)
 
 function(memhal_add_vm_test name)
   cmake_parse_arguments(ARG "" "MODULES" "SOURCES;LIBS;ENV;MODPARAMS;LABELS" ${ARGN})
   if(MEMHAL_SANITIZE)
+    return()
+  endif()
+  if(CMAKE_CROSSCOMPILING)
+    memhal_add_skipped_test(${name} "${MEMHAL_DMAHEAP_VM_CROSS_REASON}" LABELS dmaheap ${ARG_LABELS})
     return()
   endif()
   add_executable(${name} ${ARG_SOURCES} ${ARG_UNPARSED_ARGUMENTS})
