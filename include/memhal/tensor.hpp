@@ -130,6 +130,13 @@ class MEMHAL_EXPORT Tensor {
   /// `Tee`, `Frame::share`) and the tensor back from it report the same value. Two imports
   /// of one fd are two buffers.
   uint64_t buffer_id(std::size_t buffer = 0) const noexcept;
+  /// This tensor held through `owner` as well: the same layout over the same storage (so the
+  /// same `buffer_id`s — a Channel shares it as the buffer it registered), and every copy,
+  /// view, map and frame made from the result keeps `owner` alive until the last of them is
+  /// gone. For memory imported once and handed out per frame whose producer must not reuse it
+  /// while anyone reads it (a V4L2 buffer, a GStreamer buffer of a bounded pool): the import
+  /// keeps the identity, `owner` the per-frame hold. An empty `owner` gives the tensor as is.
+  Tensor held_by(KeepAlive owner) const;
 
   const Layout& layout() const noexcept { return layout_; }
   std::span<const int64_t> shape() const noexcept { return layout_.shape(); }

@@ -82,6 +82,22 @@ uint64_t Tensor::buffer_id(std::size_t buffer) const noexcept {
   return buffer < buffers_.size() && buffers_[buffer] ? buffers_[buffer]->id() : 0;
 }
 
+Tensor Tensor::held_by(KeepAlive owner) const {
+  if (!owner) return *this;
+  // Each buffer through an alias whose owner holds the storage and `owner`: same storage
+  // pointer (identity), and `owner` lives as long as anything made from the result.
+  struct Held {
+    Buffers buffers;
+    KeepAlive owner;
+  };
+  const auto held = std::make_shared<const Held>(Held{buffers_, std::move(owner)});
+  Buffers buffers{};
+  for (std::size_t i = 0; i < buffers.size(); ++i) {
+    if (held->buffers[i]) buffers[i] = std::shared_ptr<detail::Storage>(held, held->buffers[i].get());
+  }
+  return Tensor(layout_, std::move(buffers));
+}
+
 const std::string& Tensor::allocation_notes() const noexcept {
   return buffers_[0]->notes();
 }

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <memhal/memhal.hpp>
 #include <numeric>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -186,4 +187,27 @@ TEST(TensorWrap, ConvertReadsAWrappedNv12ImageAsAnAllocatedCopyOfIt) {
   }
   EXPECT_EQ(differing, 0);
   EXPECT_GT(nonzero, kWidth * kHeight);  // the conversion wrote an image, not zeros
+}
+
+TEST(TensorHeldBy, KeepsTheOwnerWhileAnythingMadeFromItLivesAndKeepsTheBuffer) {
+  ASSERT_OK_AND_ASSIGN(Tensor import, Tensor::image(kWidth, kHeight, PixelFormat::Nv12, MemoryKind::Shm));
+  auto owner = std::make_shared<int>(7);
+  std::weak_ptr<int> watch = owner;
+  std::optional<MemoryDomain> payload;
+  {
+    const Tensor held = import.held_by(KeepAlive::of(std::move(owner)));
+    EXPECT_EQ(held.buffer_id(), import.buffer_id());
+    EXPECT_EQ(held.fd(), import.fd());
+    EXPECT_EQ(held.layout(), import.layout());
+    ASSERT_OK_AND_ASSIGN(payload, MemoryDomain::from_tensor(held));
+  }
+  EXPECT_FALSE(watch.expired()) << "a frame made from the held tensor keeps the owner";
+  {
+    ASSERT_OK_AND_ASSIGN(Tensor back, payload->to_tensor());
+    EXPECT_EQ(back.buffer_id(), import.buffer_id());
+    payload.reset();
+    EXPECT_FALSE(watch.expired()) << "the tensor back from the frame keeps it too";
+  }
+  EXPECT_TRUE(watch.expired());
+  EXPECT_EQ(import.held_by(KeepAlive()).buffer_id(), import.buffer_id());
 }
