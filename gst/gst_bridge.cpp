@@ -9,6 +9,7 @@
 #include <memhal/tensor_map.hpp>
 #include <memhal/vocabulary.hpp>
 #include <memory>
+#include <mutex>
 #include <sstream>
 #include <utility>
 #include <vector>
@@ -195,6 +196,64 @@ Result<Layout> layout_from_gst_buffer(GstBuffer* buffer, const GstVideoInfo& inf
   return layout;
 }
 
+namespace {
+
+// An fd-backed buffer's memories imported once: the tensor over duplicates of their fds rides
+// on memory 0 as qdata (it holds only its fds, never the buffer) with what it was made for, so a
+// buffer that comes back (v4l2src's DMA-BUFs, recycled by its pool) is the same memhal buffer —
+// one registration on a Channel, one mapping — and each hand-out holds its GstBuffer.
+struct Import {
+  std::vector<int64_t> key;  // memories, planes and image it was made for
+  Tensor tensor;
+};
+
+GQuark import_quark() {
+  return g_quark_from_static_string("memhal-import");
+}
+
+Result<Tensor> fd_tensor(GstBuffer* buffer, const Layout& layout, const std::vector<PlaneLayout>& planes) {
+  std::vector<int64_t> key{planes[0].width, planes[0].height, static_cast<int64_t>(*layout.pixel_format())};
+  for (uint32_t b = 0; b < layout.buffer_count(); ++b) {
+    const GstMemory* memory = gst_buffer_peek_memory(buffer, b);
+    key.insert(key.end(), {reinterpret_cast<intptr_t>(memory), static_cast<int64_t>(memory->offset)});
+  }
+  for (const auto& plane : planes) key.insert(key.end(), {plane.buffer, plane.offset, plane.pitch});
+  auto* first = GST_MINI_OBJECT(gst_buffer_peek_memory(buffer, 0));
+  const KeepAlive hold = KeepAlive::of(std::make_shared<BufferRef>(buffer));
+  static std::mutex mutex;  // qdata replaced while another thread reads it would be freed under it
+  {
+    const std::lock_guard lock(mutex);
+    if (const auto* import = static_cast<const Import*>(gst_mini_object_get_qdata(first, import_quark()));
+        import != nullptr && import->key == key) {
+      return import->tensor.held_by(hold);
+    }
+  }
+  // Over the memories' fds (offsets from the fd's first byte).
+  OwnedDmaBuf dmabuf;
+  std::array<SharedFd, kMaxPlanes> fds{};
+  for (uint32_t b = 0; b < layout.buffer_count(); ++b) {
+    MEMHAL_ASSIGN_OR_RETURN(fds[b], SharedFd::duplicate(gst_fd_memory_get_fd(gst_buffer_peek_memory(buffer, b))));
+  }
+  dmabuf.plane_count = static_cast<uint32_t>(planes.size());
+  for (std::size_t i = 0; i < planes.size(); ++i) {
+    const GstMemory* memory = gst_buffer_peek_memory(buffer, planes[i].buffer);
+    dmabuf.planes[i] =
+        DmaBufPlane{fds[planes[i].buffer], planes[i].offset + static_cast<int64_t>(memory->offset), planes[i].pitch};
+  }
+  dmabuf.width = planes[0].width;
+  dmabuf.height = planes[0].height;
+  dmabuf.format = *layout.pixel_format();
+  MEMHAL_ASSIGN_OR_RETURN(Tensor tensor, MemoryDomain(std::move(dmabuf)).to_tensor());
+  {
+    const std::lock_guard lock(mutex);
+    gst_mini_object_set_qdata(first, import_quark(), new Import{std::move(key), tensor},
+                              [](gpointer p) { delete static_cast<Import*>(p); });
+  }
+  return tensor.held_by(hold);
+}
+
+}  // namespace
+
 Result<Tensor> tensor_from_gst_buffer(GstBuffer* buffer, const GstVideoInfo& info) {
   if (buffer == nullptr) return fail(ErrorCode::InvalidArgument, "tensor_from_gst_buffer: null GstBuffer");
   MEMHAL_ASSIGN_OR_RETURN(const Layout layout, layout_from_gst_buffer(buffer, info));
@@ -212,25 +271,7 @@ Result<Tensor> tensor_from_gst_buffer(GstBuffer* buffer, const GstVideoInfo& inf
   for (uint32_t b = 0; b < layout.buffer_count(); ++b) {
     all_fd = all_fd && gst_is_fd_memory(gst_buffer_peek_memory(buffer, b));
   }
-  if (all_fd) {
-    // Over the memories' fds (offsets from the fd's first byte), the buffer as keep-alive.
-    OwnedDmaBuf dmabuf;
-    std::array<SharedFd, kMaxPlanes> fds{};
-    for (uint32_t b = 0; b < layout.buffer_count(); ++b) {
-      MEMHAL_ASSIGN_OR_RETURN(fds[b], SharedFd::duplicate(gst_fd_memory_get_fd(gst_buffer_peek_memory(buffer, b))));
-    }
-    dmabuf.plane_count = static_cast<uint32_t>(planes.size());
-    for (std::size_t i = 0; i < planes.size(); ++i) {
-      const GstMemory* memory = gst_buffer_peek_memory(buffer, planes[i].buffer);
-      dmabuf.planes[i] =
-          DmaBufPlane{fds[planes[i].buffer], planes[i].offset + static_cast<int64_t>(memory->offset), planes[i].pitch};
-    }
-    dmabuf.width = planes[0].width;
-    dmabuf.height = planes[0].height;
-    dmabuf.format = *layout.pixel_format();
-    dmabuf.keep_alive = KeepAlive::of(std::make_shared<BufferRef>(buffer));
-    return MemoryDomain(std::move(dmabuf)).to_tensor();
-  }
+  if (all_fd) return fd_tensor(buffer, layout, planes);
   // System memory: one read mapping of the whole buffer, planes at their buffer offsets.
   const GstPlanes gp = gst_planes(buffer, info);
   std::array<PlaneLayout, kMaxPlanes> flat{};

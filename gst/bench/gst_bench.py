@@ -1,10 +1,16 @@
 #!/usr/bin/env python3
-"""memhalsink → memhalsrc vs shmsink → shmsrc across two processes, videotestsrc NV12.
+"""memhalsink → memhalsrc vs shmsink → shmsrc across two processes, NV12.
 
 Usage: GST_PLUGIN_PATH=<build>/gst gst_bench.py GST_RUN [FRAMES]
-For each size: the source alone (videotestsrc ! fakesink, one process), then each pair (the
-producer waits for its consumer). Prints µs per frame from the consumer's launch to the producer's
-last frame handed over, and the transport's share: that minus the source alone. One run each.
+       gst_bench.py --vivid RUNNER PLUGIN GST_RUN FRAME_CHECKSUMS [FRAMES]
+videotestsrc (system memory, both zero-copy): for each size the source alone (videotestsrc !
+fakesink, one process), then each pair (the producer waits for its consumer); µs per frame from
+the consumer's launch to the producer's last frame handed over, and the transport's share: that
+minus the source alone. One run each.
+--vivid: in the DMA-heap VM (run-in-dmaheap-vm, emulated), v4l2src io-mode=dmabuf on vivid
+(DMA-BUFs: shmsink copies each into its ring, memhalsink passes the fd). vivid paces frames, so
+this half counts CPU, not wall time: both processes' CPU per frame, the source alone's
+subtracted, steady state (runs of FRAMES and FRAMES/6, the difference per frame between them).
 """
 import os
 import subprocess
@@ -12,9 +18,46 @@ import sys
 import tempfile
 import time
 
+SIZES = [("720p", 1280, 720), ("1080p", 1920, 1080), ("4K", 3840, 2160)]
+
+
+def vivid(runner, plugin, gst_run, checksums, frames):
+    script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "vm")
+    short = max(frames // 6, 10)
+    print(f"vivid in the DMA-heap VM (emulated), v4l2src io-mode=dmabuf NV12: CPU µs per frame of both "
+          f"processes, steady state ({frames} against {short} frames), the source alone subtracted; one run.")
+    print("| size | source alone | memhal transport | shm transport | shm / memhal |")
+    print("|---|---|---|---|---|")
+    for name, w, h in SIZES:
+        r = subprocess.run(["bash", f"{script}/run_gst_vm.sh", runner, plugin, gst_run, checksums,
+                            f"{script}/vivid.sh", "bench", str(w), str(h), str(frames), str(short)],
+                           capture_output=True, text=True, timeout=1800)
+        sections, current = {}, None
+        for line in r.stdout.splitlines():
+            if line.startswith("--- "):
+                current = line[4:]
+            elif current and line.startswith("gst_run.cpu_us="):
+                sections[current] = int(line.split("=")[1])
+        try:
+            def cpu(kind, n):
+                if kind == "alone":
+                    return sections[f"alone.{n}"]
+                return sections[f"{kind}.{n}.producer"] + sections[f"{kind}.{n}.consumer"]
+            per = {k: (cpu(k, frames) - cpu(k, short)) / (frames - short) for k in ("alone", "memhal", "shm")}
+        except KeyError as missing:
+            print(f"| {name} | VM run failed (rc={r.returncode}, no {missing}): {r.stderr[-600:]} {r.stdout[-600:]}")
+            continue
+        m, s_ = per["memhal"] - per["alone"], per["shm"] - per["alone"]
+        print(f"| {name} | {per['alone']:.0f} | {m:.0f} | {s_:.0f} | {s_ / m:.1f}× |" if m > 0 else
+              f"| {name} | {per['alone']:.0f} | {m:.0f} | {s_:.0f} | — |", flush=True)
+
+
+if len(sys.argv) > 1 and sys.argv[1] == "--vivid":
+    vivid(*sys.argv[2:6], int(sys.argv[6]) if len(sys.argv) > 6 else 120)
+    sys.exit(0)
+
 GST_RUN = sys.argv[1]
 FRAMES = int(sys.argv[2]) if len(sys.argv) > 2 else 300
-SIZES = [("720p", 1280, 720), ("1080p", 1920, 1080), ("4K", 3840, 2160)]
 
 
 def timed(args):

@@ -1,9 +1,12 @@
 // gst_run: runs a pipeline (gst-launch syntax) to EOS, then prints properties of its
 // elements; the gst tests' driver for what gst-launch-1.0 cannot report.
-// Usage: gst_run [--timeout S] "<pipeline>" [element.property ...]
+// Usage: gst_run [--timeout S] [--cpu] [--wait-for PATH] "<pipeline>" [element.property ...]
 // SIGTERM/SIGINT send EOS (the properties are then printed as at the end of the stream).
+// --cpu: also prints gst_run.cpu_us=N, the process's user + system CPU time at the end.
+// --wait-for PATH: starts the pipeline only once PATH exists (a producer's socket), up to 30 s.
 // Exit: 0 at EOS, 1 after an ERROR message (printed to stderr), 2 on timeout, 3 bad pipeline.
 #include <gst/gst.h>
+#include <sys/resource.h>
 
 #include <csignal>
 
@@ -23,12 +26,23 @@ int main(int argc, char** argv) {
   gst_init(&argc, &argv);
   int arg = 1;
   double timeout_s = 60;
-  if (arg + 1 < argc && std::strcmp(argv[arg], "--timeout") == 0) {
-    timeout_s = std::atof(argv[arg + 1]);
-    arg += 2;
+  bool cpu = false;
+  for (;;) {
+    if (arg + 1 < argc && std::strcmp(argv[arg], "--timeout") == 0) {
+      timeout_s = std::atof(argv[arg + 1]);
+      arg += 2;
+    } else if (arg < argc && std::strcmp(argv[arg], "--cpu") == 0) {
+      cpu = true;
+      ++arg;
+    } else if (arg + 1 < argc && std::strcmp(argv[arg], "--wait-for") == 0) {
+      for (int tries = 0; tries < 600 && !g_file_test(argv[arg + 1], G_FILE_TEST_EXISTS); ++tries) g_usleep(50000);
+      arg += 2;
+    } else {
+      break;
+    }
   }
   if (arg >= argc) {
-    std::fprintf(stderr, "usage: gst_run [--timeout S] PIPELINE [element.property ...]\n");
+    std::fprintf(stderr, "usage: gst_run [--timeout S] [--cpu] [--wait-for PATH] PIPELINE [element.property ...]\n");
     return 3;
   }
   GError* error = nullptr;
@@ -89,5 +103,12 @@ int main(int argc, char** argv) {
   gst_element_set_state(pipeline, GST_STATE_NULL);
   gst_object_unref(bus);
   gst_object_unref(pipeline);
+  if (cpu) {
+    rusage usage{};
+    getrusage(RUSAGE_SELF, &usage);
+    const long long us =
+        (usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) * 1000000LL + usage.ru_utime.tv_usec + usage.ru_stime.tv_usec;
+    std::printf("gst_run.cpu_us=%lld\n", us);
+  }
   return rc;
 }

@@ -3,9 +3,10 @@
 
 Usage: gst_tests.py CASE GST_RUN FRAME_CHECKSUMS FRAME_SERVER WORKDIR [MEMHAL_CLI]
 Cases: roundtrip, no_server, consumer_drop, unsupported_caps, from_program, copied, rtp_loopback,
-convert_videoconvert, convert_to_sink, convert_errors, demo_serve and convert_cli (both need MEMHAL_CLI, the
-`memhal` command). GST_PLUGIN_PATH and GST_REGISTRY
-come from the environment (CTest sets them to the build's plugin).
+convert_videoconvert, convert_to_sink, convert_errors; demo_serve and convert_cli (both need
+MEMHAL_CLI, the `memhal` command); vivid_dmabuf (in the DMA-heap VM: MEMHAL_DMAHEAP_VM and
+MEMHAL_GST_PLUGIN from the environment; exit 77 when the runner is missing). GST_PLUGIN_PATH and
+GST_REGISTRY come from the environment (CTest sets them to the build's plugin).
 """
 import os
 import subprocess
@@ -245,23 +246,30 @@ def from_program():
 
 def demo_serve():
     """`memhal demo --serve S`: memhalsrc connects while the demo runs and receives its frames; a
-    second consumer that leaves after 5 frames is dropped; the demo's own checks still pass."""
+    second consumer that leaves after 5 frames is dropped; a third that keeps every frame (never
+    releases) is dropped once the camera has waited for a buffer, and the demo goes on; the demo's
+    own checks still pass."""
     sock = socket_path("demo.sock")
     demo = subprocess.Popen([MEMHAL_CLI, "demo", "--frames", "60", "--fps", "20", "--size", "320x240",
                              "--serve", sock],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     wait_for(sock)
     quitter = subprocess.Popen([CHECKSUMS, sock, "5"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    hoarder = subprocess.Popen([CHECKSUMS, sock, "-1", "hold"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               text=True)
     r = run([GST_RUN, "--timeout", "60", f"memhalsrc name=src socket={sock} ! checksumsink", "src.frames"],
             timeout=90)
     d_out, d_err = demo.communicate(timeout=60)
     q_out, q_err = quitter.communicate(timeout=30)
+    h_out, h_err = hoarder.communicate(timeout=30)
     if quitter.returncode != 0 or len(hashes(q_out)) != 5:
         fail(f"the consumer that leaves read {len(hashes(q_out))} frames, rc={quitter.returncode}: {q_err}")
     if demo.returncode != 0 or "checksum_errors=0 " not in d_out.splitlines()[-1]:
         fail(f"demo rc={demo.returncode}: {d_out[-2000:]} {d_err[-2000:]}")
     if "dropping a consumer" not in d_err:
         fail("the demo did not drop the consumer that left: " + d_err[-2000:])
+    if "for a free buffer; dropping it" not in d_err or hoarder.returncode != 0 or len(hashes(h_out)) >= 60:
+        fail(f"the demo did not drop the consumer that keeps frames (it read {len(hashes(h_out))}): {d_err[-2000:]}")
     if r.returncode != 0:
         fail(f"memhalsrc pipeline rc={r.returncode}: {r.stderr[-2000:]}")
     got = hashes(r.stdout)
@@ -269,7 +277,8 @@ def demo_serve():
     if len(got) < 10 or frames != [f"src.frames={len(got)}"]:
         fail(f"memhalsrc received {len(got)} frames ({frames}): {r.stderr[-2000:]}")
     served = [l for l in d_out.splitlines() if l.startswith("memhal demo: served ")]
-    print(f"demo_serve: memhalsrc received {len(got)} of 60 frames;", served, d_out.splitlines()[-1])
+    print(f"demo_serve: memhalsrc received {len(got)} of 60 frames; the hoarder was dropped after "
+          f"{len(hashes(h_out))};", served, d_out.splitlines()[-1])
 
 
 # memhalconvert properties and caps, and the `memhal convert` options that do the same, on 320x240
@@ -356,6 +365,35 @@ def convert_videoconvert():
         print(f"convert_videoconvert: {pattern} {w}x{h}: max |diff| {worst}, mean {mean:.3f}")
 
 
+def vivid_dmabuf():
+    """In the DMA-heap VM with vivid: v4l2src io-mode=dmabuf ! memhalsink passes each DMA-BUF by fd
+    to a memhal C++ consumer — no copy (memhalsink's counter and the GST_PERFORMANCE log), the
+    consumer's frames are DmaBuf, and each V4L2 buffer is registered on the Channel once."""
+    runner, plugin = os.environ["MEMHAL_DMAHEAP_VM"], os.environ["MEMHAL_GST_PLUGIN"]
+    script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "vm")
+    frames = 60
+    r = run(["bash", f"{script}/run_gst_vm.sh", runner, plugin, GST_RUN, CHECKSUMS, f"{script}/vivid.sh",
+             "dmabuf", "640", "480", str(frames)], timeout=840)
+    if r.returncode == 77:
+        print(r.stderr.strip())
+        sys.exit(77)
+    out = r.stdout
+    log = out.split("--- producer.log")[1].split("--- consumer.log")[0] if "--- producer.log" in out else ""
+    summary = [l for l in out.splitlines() if l.startswith("frame_checksums: ")]
+    if r.returncode != 0 or "consumer.rc=0" not in out or "producer.rc=0" not in out:
+        fail(f"VM run rc={r.returncode}: {out[-3000:]} {r.stderr[-3000:]}")
+    if "sink.copies=0" not in out or f"sink.frames={frames}" not in out:
+        fail("memhalsink copied or lost frames: " + out[:2000])
+    if copy_lines(log):
+        fail("GST_PERFORMANCE log has copies: " + "\n".join(copy_lines(log)[:5]))
+    if not summary or f"frames={frames} memory=dmabuf " not in summary[0]:
+        fail(f"the consumer did not get {frames} DmaBuf frames: {summary} {out[-2000:]}")
+    buffers = int(summary[0].split("buffers=")[1])
+    if buffers > 16:
+        fail(f"{buffers} buffers registered for {frames} frames: v4l2src's DMA-BUFs were sent anew each frame")
+    print(f"vivid_dmabuf: {frames} frames of v4l2src io-mode=dmabuf by fd, 0 copies;", summary[0])
+
+
 def convert_to_sink():
     """memhalconvert writes into the pool memhalsink proposes: a memhal consumer gets every
     converted frame, and memhalsink copies none."""
@@ -402,4 +440,4 @@ def convert_errors():
 {"roundtrip": roundtrip, "no_server": no_server, "consumer_drop": consumer_drop,
  "unsupported_caps": unsupported_caps, "from_program": from_program, "copied": copied,
  "rtp_loopback": rtp_loopback, "demo_serve": demo_serve, "convert_cli": convert_cli,
- "convert_videoconvert": convert_videoconvert, "convert_to_sink": convert_to_sink, "convert_errors": convert_errors}[CASE]()
+ "convert_videoconvert": convert_videoconvert, "convert_to_sink": convert_to_sink, "vivid_dmabuf": vivid_dmabuf, "convert_errors": convert_errors}[CASE]()
