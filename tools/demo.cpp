@@ -395,11 +395,18 @@ struct ModelInput {
   std::vector<int64_t> preprocess_us;
 };
 
-// --serve: the programs connected to the listener, each sent every frame.
+// --serve: the programs connected to the listener, each sent every frame. Each consumer's frames
+// are held through its own token (`Tensor::held_by`), so the frames a consumer has not released
+// are counted (the token's owners) without asking the channel.
 struct Server {
+  struct Consumer {
+    ipc::Channel channel;
+    std::shared_ptr<int> token = std::make_shared<int>(0);
+    std::size_t held() const noexcept { return static_cast<std::size_t>(token.use_count() - 1); }
+  };
   ipc::Listener listener;
   std::string path;
-  std::vector<ipc::Channel> consumers;
+  std::vector<Consumer> consumers;
   uint64_t connected = 0, frames_sent = 0;
 
   // Takes whoever connected since the last frame, without waiting.
@@ -412,15 +419,22 @@ struct Server {
         }
         return;
       }
-      consumers.push_back(std::move(*consumer));
+      consumers.push_back(Consumer{std::move(*consumer)});
       std::printf("memhal demo: a consumer connected on %s (%zu now)\n", path.c_str(), consumers.size());
       ++connected;
     }
   }
-  // Sends `frame` to every consumer; one whose send fails is dropped.
+  // Sends `frame` to every consumer, held through its token; one whose send fails is dropped.
   void send(const Frame& frame) {
+    auto tensor = frame.payload.to_tensor();
     for (auto it = consumers.begin(); it != consumers.end();) {
-      if (auto sent = it->send(frame); !sent) {
+      Result<void> sent = tensor ? Result<void>() : Result<void>(unexpected(tensor.error()));
+      if (tensor) {
+        auto payload = MemoryDomain::from_tensor(tensor->held_by(KeepAlive::of(it->token)));
+        sent = payload ? it->channel.send(Frame{std::move(*payload), frame.timing, frame.sequence, frame.metadata})
+                       : Result<void>(unexpected(payload.error()));
+      }
+      if (!sent) {
         std::fprintf(stderr, "memhal demo: --serve %s: dropping a consumer: %s\n", path.c_str(),
                      sent.error().to_string().c_str());
         it = consumers.erase(it);
@@ -429,6 +443,23 @@ struct Server {
         ++it;
       }
     }
+  }
+  // Drops the consumers that hold the most frames, two or more (called once the camera has
+  // waited `kStallTimeout` for a buffer: a consumer that keeps up holds one or none); how many.
+  std::size_t drop_holders() {
+    std::size_t most = 0;
+    for (const auto& c : consumers) most = std::max(most, c.held());
+    if (most < 2) return 0;
+    const auto before = consumers.size();
+    std::erase_if(consumers, [&](const Consumer& c) {
+      if (c.held() != most) return false;
+      std::fprintf(stderr,
+                   "memhal demo: --serve %s: a consumer has kept %zu frames while the camera waited %lld s for a "
+                   "free buffer; dropping it\n",
+                   path.c_str(), most, static_cast<long long>(kStallTimeout.count()));
+      return true;
+    });
+    return before - consumers.size();
   }
 };
 
@@ -453,8 +484,11 @@ uint64_t dropped_frames(const Camera& camera) {
 }
 
 // A free pool tensor. While the pool is exhausted (the second process holds every frame),
-// checks that the peer is alive and keeping up, and that no signal asked to stop.
+// checks that the peer is alive and keeping up, and that no signal asked to stop. A --serve
+// consumer that keeps frames while the camera waits `kStallTimeout` is dropped, and since the
+// frames it keeps stay out until its process lets go, the camera goes on with a new pool.
 Result<Tensor> acquire(Camera& camera, Stop& stop) {
+  const int64_t since = now_ns();
   for (;;) {
     auto image = camera.pool->acquire(std::chrono::milliseconds(100));
     if (image || image.error().code() != ErrorCode::Busy) return image;
@@ -465,6 +499,12 @@ Result<Tensor> acquire(Camera& camera, Stop& stop) {
     if (auto problem = check_peer(camera.peer, camera.stats)) {
       stop = *problem;
       return image;
+    }
+    if (camera.server && now_ns() - since >= std::chrono::nanoseconds(kStallTimeout).count() &&
+        camera.server->drop_holders() > 0) {
+      MEMHAL_ASSIGN_OR_RETURN(
+          TensorPool pool, TensorPool::create(camera.pool->layout(), camera.pool->capacity(), camera.pool->memory()));
+      camera.pool.emplace(std::move(pool));
     }
   }
 }
