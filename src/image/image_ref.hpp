@@ -39,6 +39,9 @@ struct ImageRef {
   bool multi_plane = false;
   int plane_count = 0;
   std::array<PlaneRef, kMaxPlanes> planes{};
+  /// GL backend: the whole image on a GL_TEXTURE_EXTERNAL_OES texture (a DMA-BUF imported as
+  /// one EGLImage; the driver converts it to RGB), instead of the planes; 0 if not.
+  uint32_t gl_external = 0;
 };
 
 /// Where each plane of `layout` lies when its bytes are read or written as `format` (`base`

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <map>
 #include <mutex>
 #include <set>
 #include <string>
@@ -42,6 +43,30 @@ void main() {
 }
 )";
 
+constexpr uint32_t fourcc(char a, char b, char c, char d) {
+  return static_cast<uint32_t>(a) | (static_cast<uint32_t>(b) << 8) | (static_cast<uint32_t>(c) << 16) |
+         (static_cast<uint32_t>(d) << 24);
+}
+
+// The EGL attributes of plane i (EGL_DMA_BUF_PLANE<i>_*).
+struct PlaneAttribs {
+  EGLint fd, offset, pitch, modifier_lo, modifier_hi;
+};
+constexpr PlaneAttribs kPlaneAttribs[] = {
+    {EGL_DMA_BUF_PLANE0_FD_EXT, EGL_DMA_BUF_PLANE0_OFFSET_EXT, EGL_DMA_BUF_PLANE0_PITCH_EXT,
+     EGL_DMA_BUF_PLANE0_MODIFIER_LO_EXT, EGL_DMA_BUF_PLANE0_MODIFIER_HI_EXT},
+    {EGL_DMA_BUF_PLANE1_FD_EXT, EGL_DMA_BUF_PLANE1_OFFSET_EXT, EGL_DMA_BUF_PLANE1_PITCH_EXT,
+     EGL_DMA_BUF_PLANE1_MODIFIER_LO_EXT, EGL_DMA_BUF_PLANE1_MODIFIER_HI_EXT},
+    {EGL_DMA_BUF_PLANE2_FD_EXT, EGL_DMA_BUF_PLANE2_OFFSET_EXT, EGL_DMA_BUF_PLANE2_PITCH_EXT,
+     EGL_DMA_BUF_PLANE2_MODIFIER_LO_EXT, EGL_DMA_BUF_PLANE2_MODIFIER_HI_EXT},
+};
+
+std::string fourcc_name(uint32_t code) {
+  std::string name(4, ' ');
+  for (int i = 0; i < 4; ++i) name[i] = static_cast<char>((code >> (8 * i)) & 0xff);
+  return name;
+}
+
 // Drivers (vendor, renderer, version) that refused a writable memfd in this process.
 std::mutex refusing_mutex;
 std::set<std::string>& refusing_drivers() {
@@ -54,7 +79,110 @@ std::string driver_key(const GlContext& context) {
   return cat(i.vendor, "|", i.renderer, "|", i.version);
 }
 
+// Why a driver refused a fourcc as one image, by driver key and fourcc.
+std::map<std::string, std::string>& whole_image_refusals() {
+  static std::map<std::string, std::string> refusals;
+  return refusals;
+}
+
 }  // namespace
+
+uint32_t whole_image_fourcc(PixelFormat format) noexcept {
+  switch (format) {
+    case PixelFormat::Nv12: return fourcc('N', 'V', '1', '2');
+    case PixelFormat::Nv21: return fourcc('N', 'V', '2', '1');
+    case PixelFormat::Nv16: return fourcc('N', 'V', '1', '6');
+    case PixelFormat::Nv24: return fourcc('N', 'V', '2', '4');
+    case PixelFormat::I420: return fourcc('Y', 'U', '1', '2');
+    // Packed 4:2:2 stays bytes: Mesa 25's llvmpipe takes YUYV whole but samples it wrongly
+    // through texelFetch and crashes compiling texture() on it (measured).
+    default: return 0;
+  }
+}
+
+std::string DmaBufImporter::whole_image_refusal(uint32_t code) const {
+  std::lock_guard lock(refusing_mutex);
+  const auto it = whole_image_refusals().find(cat(driver_key(context_), "|", code));
+  return it == whole_image_refusals().end() ? std::string() : it->second;
+}
+
+Result<GLuint> DmaBufImporter::external_texture(const DmaBufImage& image) {
+  cache_.collect([this](Entry& entry) { release(entry); });
+  const DmaBufPlane& first = image.planes[0];
+  const Entry* hit = cache_.find(*first.storage, [&](const Entry& e) {
+    return e.fourcc == image.fourcc && e.width == image.width && e.height == image.height && e.offset == first.offset &&
+           e.pitch == first.pitch && e.matrix == image.matrix && e.range == image.range;
+  });
+  if (hit != nullptr) return hit->texture;
+  if (!context_.info().image_external) {
+    return fail(ErrorCode::Unavailable, "GL driver ", context_.info().renderer,
+                " has no GL_OES_EGL_image_external_essl3 to sample a whole ", fourcc_name(image.fourcc), " image");
+  }
+  std::vector<EGLint> attribs = {
+      EGL_WIDTH, static_cast<EGLint>(image.width), EGL_HEIGHT, static_cast<EGLint>(image.height),
+      EGL_LINUX_DRM_FOURCC_EXT, static_cast<EGLint>(image.fourcc), EGL_YUV_COLOR_SPACE_HINT_EXT,
+      image.matrix == ColorMatrix::Bt709 ? EGL_ITU_REC709_EXT : EGL_ITU_REC601_EXT, EGL_SAMPLE_RANGE_HINT_EXT,
+      image.range == ColorRange::Full ? EGL_YUV_FULL_RANGE_EXT : EGL_YUV_NARROW_RANGE_EXT,
+      // Chroma sampled where the CPU backend reads it: the left and top
+      // luma sample of its cell, not interpolated between cells.
+      EGL_YUV_CHROMA_HORIZONTAL_SITING_HINT_EXT, EGL_YUV_CHROMA_SITING_0_EXT, EGL_YUV_CHROMA_VERTICAL_SITING_HINT_EXT,
+      EGL_YUV_CHROMA_SITING_0_EXT};
+  for (int i = 0; i < image.plane_count; ++i) {
+    const DmaBufPlane& p = image.planes[i];
+    if (p.offset > INT_MAX || p.pitch > INT_MAX || p.pitch <= 0) {
+      return fail(ErrorCode::InvalidArgument, "DMA-BUF plane ", i, " at offset ", p.offset, " pitch ", p.pitch,
+                  " cannot be described to EGL");
+    }
+    const PlaneAttribs& a = kPlaneAttribs[i];
+    attribs.insert(attribs.end(), {a.fd, p.storage->fd(), a.offset, static_cast<EGLint>(p.offset), a.pitch,
+                                   static_cast<EGLint>(p.pitch)});
+    if (modifiers_) attribs.insert(attribs.end(), {a.modifier_lo, 0, a.modifier_hi, 0});  // linear
+  }
+  attribs.push_back(EGL_NONE);
+  Entry entry;
+  entry.image = create_image_(context_.display(), EGL_NO_CONTEXT, EGL_LINUX_DMA_BUF_EXT, nullptr, attribs.data());
+  if (entry.image == EGL_NO_IMAGE_KHR) {
+    std::string why =
+        cat("eglCreateImageKHR(EGL_LINUX_DMA_BUF_EXT, ", fourcc_name(image.fourcc), " ", image.width, "x", image.height,
+            " as one image, ", image.plane_count, " planes) failed: ", egl_error_name(eglGetError()));
+    std::lock_guard lock(refusing_mutex);
+    whole_image_refusals()[cat(driver_key(context_), "|", image.fourcc)] = why;
+    return fail(ErrorCode::Unavailable, why);
+  }
+  glGenTextures(1, &entry.texture);
+  glBindTexture(GL_TEXTURE_EXTERNAL_OES, entry.texture);
+  target_texture_(GL_TEXTURE_EXTERNAL_OES, static_cast<GLeglImageOES>(entry.image));
+  glTexParameteri(GL_TEXTURE_EXTERNAL_OES, GL_TEXTURE_MIN_FILTER, GL_NEAREST);
+  glTexParameteri(GL_TEXTURE_EXTERNAL_OES, GL_TEXTURE_MAG_FILTER, GL_NEAREST);
+  glBindTexture(GL_TEXTURE_EXTERNAL_OES, 0);
+  if (const GLenum error = glGetError(); error != GL_NO_ERROR) {
+    const std::string why = cat("binding a whole ", fourcc_name(image.fourcc),
+                                " image to GL_TEXTURE_EXTERNAL_OES failed: ", gl_error_name(error));
+    release(entry);
+    std::lock_guard lock(refusing_mutex);
+    whole_image_refusals()[cat(driver_key(context_), "|", image.fourcc)] = why;
+    return fail(ErrorCode::Unavailable, why);
+  }
+  entry.fourcc = image.fourcc;
+  entry.width = image.width;
+  entry.height = image.height;
+  entry.offset = first.offset;
+  entry.pitch = first.pitch;
+  entry.matrix = image.matrix;
+  entry.range = image.range;
+  // Another whole-image entry of this buffer describes it no more.
+  for (auto& e : cache_.entries()) {
+    if (e.buffer == first.storage->id() && e.value.fourcc != 0) release(e.value);
+  }
+  auto& entries = cache_.entries();
+  entries.erase(std::remove_if(entries.begin(), entries.end(),
+                               [](const auto& e) { return e.value.texture == 0 && e.value.refused.empty(); }),
+                entries.end());
+  const GLuint texture = entry.texture;
+  cache_.insert(*first.storage, std::move(entry));
+  ++imports_;
+  return texture;
+}
 
 bool DmaBufImporter::refuses_host_fds() const {
   std::lock_guard lock(refusing_mutex);
@@ -113,7 +241,8 @@ Result<GLuint> DmaBufImporter::texture(const DmaBufPlane& plane) {
                 plane.offset, " pitch ", plane.pitch, " cannot be described to EGL");
   }
   const Entry* hit = cache_.find(*plane.storage, [&](const Entry& e) {
-    return e.offset == plane.offset && e.pitch == plane.pitch && e.row_bytes == plane.row_bytes && e.rows == plane.rows;
+    return e.fourcc == 0 && e.offset == plane.offset && e.pitch == plane.pitch && e.row_bytes == plane.row_bytes &&
+           e.rows == plane.rows;
   });
   if (hit != nullptr) {
     if (!hit->refused.empty()) return fail(ErrorCode::Unavailable, hit->refused, " (refused before; not retried)");
@@ -137,7 +266,7 @@ Result<GLuint> DmaBufImporter::texture(const DmaBufPlane& plane) {
   auto& entries = cache_.entries();
   std::size_t of_buffer = 0;
   for (auto it = entries.rbegin(); it != entries.rend(); ++it) {
-    if (it->buffer != plane.storage->id()) continue;
+    if (it->buffer != plane.storage->id() || it->value.fourcc != 0) continue;
     if (it->value.offset == plane.offset || ++of_buffer >= kEntriesPerBuffer) release(it->value);
   }
   // Released entries go (refused ones, which hold no texture either, stay).

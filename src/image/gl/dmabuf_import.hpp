@@ -4,6 +4,10 @@
 // way (as GStreamer's glupload does) — so every pixel format becomes bytes the converter
 // decodes itself, and no driver support for YUV sampling is needed.
 //
+// Multi-plane YUV formats are first offered whole, as one EGLImage on GL_TEXTURE_EXTERNAL_OES, which GPU
+// drivers prefer (their sampler converts to RGB); a driver that refuses (llvmpipe cannot import
+// a plane > 0: EGL_BAD_ALLOC) gets the planes one by one from then on, with a note saying so.
+//
 // The imported texture is unsigned normalised (a byte b reads as b/255); the converter decodes
 // integer byte textures, so each call copies the plane on the GPU into an R8UI texture kept
 // with the import (one small draw, no CPU access to the frame).
@@ -26,6 +30,7 @@
 // gl2ext.h needs the core GL types first.
 #include <GLES2/gl2ext.h>
 
+#include <array>
 #include <cstdint>
 #include <memhal/error.hpp>
 #include <memory>
@@ -34,6 +39,7 @@
 #include <vector>
 
 #include "image/gl/gl_context.hpp"
+#include "image/image_ref.hpp"
 #include "storage/buffer_cache.hpp"
 
 namespace memhal::detail::gl {
@@ -46,6 +52,23 @@ struct DmaBufPlane {
   int64_t row_bytes = 0;
   int64_t rows = 0;
 };
+
+/// A whole YUV image to import as one EGLImage (`fourcc` with all its planes, which share one
+/// buffer), sampled through GL_TEXTURE_EXTERNAL_OES: the driver converts to RGB, as GPU drivers
+/// prefer for camera frames. `matrix` and `range` become the EGL colour hints.
+struct DmaBufImage {
+  uint32_t fourcc = 0;
+  int64_t width = 0;
+  int64_t height = 0;
+  int plane_count = 0;
+  std::array<DmaBufPlane, kMaxPlanes> planes{};
+  ColorMatrix matrix = ColorMatrix::Bt601;
+  ColorRange range = ColorRange::Limited;
+};
+
+/// The DRM fourcc of a multi-plane YUV format, whose planes can be one EGLImage; 0 for the
+/// others (RGB and packed YUV formats are imported plane by plane, as bytes).
+uint32_t whole_image_fourcc(PixelFormat format) noexcept;
 
 class DmaBufImporter {
  public:
@@ -62,6 +85,15 @@ class DmaBufImporter {
   /// GL thread. `Unavailable` naming the EGL or GL error when the driver refuses the import (a
   /// size, pitch or offset it cannot sample).
   Result<GLuint> texture(const DmaBufPlane& plane);
+
+  /// A GL_TEXTURE_EXTERNAL_OES texture over the whole image (imported on first use, cached
+  /// per buffer, geometry and colour hints). On the GL thread. `Unavailable` with the EGL error
+  /// when the driver refuses; the refusal is remembered for the driver and fourcc
+  /// (`whole_image_refusal`), so the caller imports plane by plane from then on.
+  Result<GLuint> external_texture(const DmaBufImage& image);
+  /// Why this driver refused `fourcc` as one image in this process; empty if it did not.
+  /// Thread-safe.
+  std::string whole_image_refusal(uint32_t fourcc) const;
 
   /// EGL images created since the importer was made (a cache hit creates none).
   uint64_t imports() const noexcept { return imports_; }
@@ -81,6 +113,10 @@ class DmaBufImporter {
     GLuint bytes = 0;        // R8UI copy the converter samples
     GLuint framebuffer = 0;  // renders into `bytes`
     std::string refused;     // why the driver refused this plane (then no GL objects)
+    uint32_t fourcc = 0;     // a whole image on GL_TEXTURE_EXTERNAL_OES (`texture`), else 0
+    int64_t width = 0, height = 0;
+    ColorMatrix matrix = ColorMatrix::Bt601;
+    ColorRange range = ColorRange::Limited;
   };
 
   DmaBufImporter(GlContext& context, bool modifiers, PFNEGLCREATEIMAGEKHRPROC create_image,

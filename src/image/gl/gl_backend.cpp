@@ -167,6 +167,24 @@ Result<std::optional<std::string>> GlBackend::convert(const Tensor& src, const I
   if (auto why = converter_->unsupported(s, d, options)) return why;
   if (imported) {
     auto textures = context_->run([&]() -> Result<void> {
+      // A YUV image whole first (what GPU drivers prefer); a driver that refused its fourcc
+      // once gets the planes one by one, and the note says why.
+      const uint32_t fourcc = whole_image_fourcc(s.format);
+      bool one_buffer = true;
+      for (int i = 1; i < s.plane_count; ++i) one_buffer &= (*imported)[i].storage == (*imported)[0].storage;
+      if (fourcc != 0 && one_buffer) {
+        std::string refused = importer_->whole_image_refusal(fourcc);
+        if (refused.empty()) {
+          DmaBufImage whole{fourcc, s.width, s.height, s.plane_count, *imported, options.matrix, options.range};
+          auto external = importer_->external_texture(whole);
+          if (external) {
+            s.gl_external = *external;
+            return {};
+          }
+          refused = external.error().message();
+        }
+        import_note_ = cat(refused, "; its planes are imported one by one instead");
+      }
       for (int i = 0; i < s.plane_count; ++i) {
         MEMHAL_ASSIGN_OR_RETURN(s.planes[i].gl_texture, importer_->texture((*imported)[i]));
       }

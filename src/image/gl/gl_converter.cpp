@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <cstring>
 
+#include <GLES2/gl2ext.h>
+
 #include "core/strings.hpp"
 #include "image/gl/gl_shaders.hpp"
 #include "image/image_ref.hpp"
@@ -17,6 +19,7 @@ constexpr int kWrap = 4096;  // tap tables hold entry i at (i % kWrap, i / kWrap
 constexpr int kUnitPlane0 = 0;
 constexpr int kUnitTaps = 4;  // first_h, first_v, taps_h, taps_v
 constexpr int kUnitContent = 8;
+constexpr int kUnitExternal = 10;  // a whole imported image (samplerExternalOES)
 
 bool packed_422(PixelFormat format) {
   return format == PixelFormat::Yuyv || format == PixelFormat::Uyvy || format == PixelFormat::Vyuy;
@@ -152,9 +155,10 @@ Result<GLuint> GlConverter::sample_program(int kind, bool alpha, bool affine_h, 
   const int index = ((kind * 2 + (alpha ? 1 : 0)) * 2 + (affine_h ? 1 : 0)) * 2 + (affine_v ? 1 : 0);
   GLuint& program = sample_programs_[static_cast<std::size_t>(index)];
   if (program != 0) return program;
-  char defines[128];
+  char defines[192];
   std::snprintf(defines, sizeof defines,
-                "#define KIND %d\n#define ALPHA %s\n#define AFFINE_H %d\n#define AFFINE_V %d\n", kind,
+                "%s#define KIND %d\n#define ALPHA %s\n#define AFFINE_H %d\n#define AFFINE_V %d\n",
+                kind == 5 ? "#extension GL_OES_EGL_image_external_essl3 : require\n" : "", kind,
                 alpha ? "true" : "false", affine_h ? 1 : 0, affine_v ? 1 : 0);
   MEMHAL_ASSIGN_OR_RETURN(program, build_program(shaders::kVertex, defines, shaders::kSample, "sample"));
   ++objects_made_;
@@ -163,6 +167,7 @@ Result<GLuint> GlConverter::sample_program(int kind, bool alpha, bool affine_h, 
   for (int i = 0; i < 4; ++i) glUniform1i(at(program, planes[i]), kUnitPlane0 + i);
   const char* taps[] = {"u_first_h", "u_first_v", "u_taps_h", "u_taps_v"};
   for (int i = 0; i < 4; ++i) glUniform1i(at(program, taps[i]), kUnitTaps + i);
+  if (kind == 5) glUniform1i(at(program, "u_external"), kUnitExternal);
   return program;
 }
 
@@ -273,6 +278,11 @@ Result<void> GlConverter::prepare_taps(const ImageRef& dst, const Rect& crop, co
 
 Result<void> GlConverter::upload_source(const ImageRef& src, const Rect& crop) {
   glPixelStorei(GL_UNPACK_ALIGNMENT, 1);
+  if (src.gl_external != 0) {
+    glActiveTexture(GL_TEXTURE0 + kUnitExternal);
+    glBindTexture(GL_TEXTURE_EXTERNAL_OES, src.gl_external);
+    return gl_check("glBindTexture (GL_TEXTURE_EXTERNAL_OES source)");
+  }
   for (int i = 0; i < src.plane_count; ++i) {
     const PlaneRef& p = src.planes[i];
     if (p.gl_texture != 0) {
@@ -308,7 +318,8 @@ Result<void> GlConverter::sample(const ImageRef& src, const ConvertOptions& opti
   MEMHAL_TRY(ensure_target(content_, to_int(box.width), to_int(box.height)));
   glViewport(0, 0, to_int(box.width), to_int(box.height));
   const auto info = *pixel_format_info(src.format);
-  const int kind = info.planar                       ? 1
+  const int kind = src.gl_external != 0              ? 5
+                   : info.planar                     ? 1
                    : packed_422(src.format)          ? 2
                    : info.yuv && info.planes == 2    ? 3
                    : src.format == PixelFormat::I420 ? 4

@@ -101,7 +101,7 @@ class GlConverter {
   static int out_planes(const ImageRef& dst, const ConvertOptions& options, std::array<OutPlane, kMaxPlanes>& out);
 
   GlContext* context_;
-  std::array<GLuint, 5 * 2 * 2 * 2> sample_programs_{};  // by kind, alpha and affine axes
+  std::array<GLuint, 6 * 2 * 2 * 2> sample_programs_{};  // by kind, alpha and affine axes
   std::array<GLuint, 5 * 4 * 4> pack_programs_{};        // by mode, dtype and channels
   GLuint vao_ = 0;
   int max_size_ = 0;

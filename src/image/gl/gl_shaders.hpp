@@ -22,7 +22,8 @@ void main() {
 //
 // Source kinds (KIND): 0 interleaved RGB family (u_offsets: bytes of R, G, B, A), 1 planar
 // RGB(A), 2 packed 4:2:2 (u_offsets: bytes of Y0, U, Y1, V in a macropixel), 3 semi-planar
-// (u_offsets.xy: bytes of U and V in a chroma pair), 4 three-plane 4:2:0. Element (x, y, c)
+// (u_offsets.xy: bytes of U and V in a chroma pair), 4 three-plane 4:2:0, 5 RGB from
+// u_external (a whole image on GL_TEXTURE_EXTERNAL_OES, decoded by the driver). Element (x, y, c)
 // of plane i is byte x * u_pixel[i] + c * u_comp[i] of row y of texture u_plane<i>. ALPHA: the
 // source has alpha. AFFINE_H / AFFINE_V: that axis reads one source pixel per output at an
 // affine position (copies, mirrors, integer-ratio nearest and bilinear), with no tap tables.
@@ -35,6 +36,9 @@ precision highp isampler2D;
 // positions above 2048 and the weights would come back as 16-bit floats.
 precision highp sampler2D;
 
+#if KIND == 5
+uniform highp samplerExternalOES u_external;
+#endif
 uniform usampler2D u_plane0;
 uniform usampler2D u_plane1;
 uniform usampler2D u_plane2;
@@ -71,6 +75,12 @@ vec4 yuv(float y, float u, float v) {
 }
 
 vec4 decode(ivec2 p) {
+#if KIND == 5
+  // texture(), not texelFetch: drivers apply their YUV conversion to filtered lookups (Mesa
+  // lowers external YUV formats there); the texture filters NEAREST, so this is one texel.
+  vec2 size = vec2(textureSize(u_external, 0));
+  return vec4(texture(u_external, (vec2(p) + 0.5) / size).rgb * 255.0, 255.0);
+#else
   if (KIND == 0) {
     return vec4(byte0(p.x, p.y, u_offsets.x), byte0(p.x, p.y, u_offsets.y), byte0(p.x, p.y, u_offsets.z),
                 ALPHA ? byte0(p.x, p.y, u_offsets.w) : 255.0);
@@ -86,6 +96,7 @@ vec4 decode(ivec2 p) {
   ivec2 c = p >> u_shift;
   if (KIND == 3) return yuv(byte0(p.x, p.y, 0), byte1(c.x, c.y, u_offsets.x), byte1(c.x, c.y, u_offsets.y));
   return yuv(byte0(p.x, p.y, 0), byte1(c.x, c.y, 0), byte2(c.x, c.y, 0));
+#endif
 }
 
 void main() {
