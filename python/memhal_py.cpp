@@ -1,5 +1,7 @@
-// The `memhal` Python module: errors, the vocabularies, availability; the nouns are bound
-// in py_tensor.cpp, py_dlpack.cpp, py_foreign.cpp and py_pipeline.cpp.
+// `memhal._memhal`, the compiled part of the `memhal` package: errors, the hooks the package
+// builds its vocabulary enums with (memhal/__init__.py), availability; the nouns are bound in
+// py_tensor.cpp, py_dlpack.cpp, py_foreign.cpp, py_pipeline.cpp, py_pool.cpp, py_frame.cpp and
+// py_camera.cpp.
 #include <memhal/memory.hpp>
 #include <memhal/version.hpp>
 
@@ -64,34 +66,83 @@ void set_python_error(const Error& error) {
   const auto index = static_cast<std::size_t>(error.code());
   PyObject* cls = index <= kErrorCodeCount && g_error_classes[index] ? g_error_classes[index] : g_error_classes[0];
   py::object instance = py::reinterpret_borrow<py::object>(cls)(error.message());
-  instance.attr("code") = py::cast(error.code());
+  instance.attr("code") = enum_member(error.code());
   instance.attr("message") = error.message();
   instance.attr("sys_errno") = error.sys_errno();
   PyErr_SetObject(cls, instance.ptr());
 }
 
-template <Vocabulary E>
-void bind_vocabulary(py::module_& m) {
-  const std::string name(VocabularyTraits<E>::name);
-  py::enum_<E> e(m, name.c_str(),
-                 ("The memhal vocabulary " + name + ": members are the wire strings upper-cased").c_str());
-  for (const auto& entry : VocabularyTraits<E>::entries) e.value(upper(entry.wire).c_str(), entry.value);
-  e.def_property_readonly(
-      "code", [](E value) { return code(value); }, "The stable code, identical on every surface.");
-  // Assigned, not def'd: def would chain behind pybind11's own __str__, which would win.
-  e.attr("__str__") =
-      py::cpp_function([](E value) { return std::string(to_string(value)); }, py::name("__str__"), py::is_method(e));
-  // pybind11's constructor makes an unnamed member of any integer (MemoryKind(7)); replaced by
-  // one that accepts what every vocabulary argument accepts and refuses the rest, as from_code.
-  py::delattr(e, "__init__");
-  e.def(py::init([name](py::object value) { return to_vocabulary<E>(value, (name + "()").c_str()); }), py::arg("value"),
-        "The member of this code, wire string (or alias) or member; InvalidArgumentError otherwise.");
-  e.def_static(
-      "from_code", [](py::int_ c) { return to_vocabulary<E>(c, "from_code"); },
-      "The member with this code; InvalidArgumentError for an unknown one.");
-  e.def_static(
-      "from_string", [](py::str s) { return to_vocabulary<E>(s, "from_string"); },
-      "The member with this wire spelling or alias (ASCII case-insensitive); InvalidArgumentError otherwise.");
+// Calls f.operator()<E>() for every vocabulary, in the order of the golden file.
+template <class F>
+void for_each_vocabulary(F&& f) {
+  f.template operator()<MemoryKind>();
+  f.template operator()<DType>();
+  f.template operator()<PixelFormat>();
+  f.template operator()<Compression>();
+  f.template operator()<CpuAccess>();
+  f.template operator()<MemoryDomainKind>();
+  f.template operator()<Flip>();
+  f.template operator()<Rotation>();
+  f.template operator()<ResizeMode>();
+  f.template operator()<Interpolation>();
+  f.template operator()<ColorMatrix>();
+  f.template operator()<ColorRange>();
+  f.template operator()<ImageBackend>();
+  f.template operator()<ErrorCode>();
+}
+
+// The hooks memhal/__init__.py builds the enums with: the tables, the registration of the
+// classes it made, and the one parser of every spelling (the enums' constructors and
+// from_code/from_string go through it, as every vocabulary argument does).
+void bind_vocabulary_hooks(py::module_& m) {
+  m.def("_vocabularies", [] {
+    py::dict tables;
+    for_each_vocabulary([&]<class E>() {
+      py::list rows;
+      for (const auto& entry : VocabularyTraits<E>::entries)
+        rows.append(py::make_tuple(upper(entry.wire), std::string(entry.wire), code(entry.value)));
+      tables[py::str(std::string(VocabularyTraits<E>::name))] = rows;
+    });
+    return tables;
+  });
+  m.def("_register_vocabulary_base", [](py::object base) {
+    if (g_vocabulary_base == nullptr) g_vocabulary_base = base.inc_ref().ptr();
+  });
+  m.def("_register_vocabulary", [](const std::string& name, py::object cls) {
+    bool found = false;
+    for_each_vocabulary([&]<class E>() {
+      if (name != VocabularyTraits<E>::name) return;
+      found = true;
+      const auto& entries = VocabularyTraits<E>::entries;
+      std::array<PyObject*, VocabularyTraits<E>::entries.size()> members{};
+      for (std::size_t i = 0; i < entries.size(); ++i) members[i] = cls.attr(upper(entries[i].wire).c_str()).ptr();
+      // Once per process: a second import of the package (importlib.reload) keeps the first.
+      if (EnumClass<E>::type != nullptr) return;
+      EnumClass<E>::type = cls.inc_ref().ptr();
+      for (std::size_t i = 0; i < entries.size(); ++i)
+        EnumClass<E>::members[i] = py::handle(members[i]).inc_ref().ptr();
+    });
+    if (!found) raise(ErrorCode::InvalidArgument, "_register_vocabulary: no vocabulary '" + name + "'");
+  });
+  m.def("_raise", [](py::object code, std::string message) {
+    raise(to_vocabulary<ErrorCode>(code, "_raise"), std::move(message));
+  });
+  m.def("_vocabulary_code", [](const std::string& name, py::object value, const std::string& how) {
+    uint32_t out = 0;
+    bool found = false;
+    for_each_vocabulary([&]<class E>() {
+      if (name != VocabularyTraits<E>::name) return;
+      found = true;
+      const std::string what = name + (how == "any" ? "()" : "." + how);
+      if (how == "from_code" && (!py::isinstance<py::int_>(value) || py::isinstance<py::bool_>(value)))
+        raise(ErrorCode::InvalidArgument, what + ": expected an int code, got " + type_name(value));
+      if (how == "from_string" && !py::isinstance<py::str>(value))
+        raise(ErrorCode::InvalidArgument, what + ": expected a str, got " + type_name(value));
+      out = code(to_vocabulary<E>(value, what.c_str()));
+    });
+    if (!found) raise(ErrorCode::InvalidArgument, "_vocabulary_code: no vocabulary '" + name + "'");
+    return out;
+  });
 }
 
 }  // namespace
@@ -100,8 +151,23 @@ void raise(ErrorCode code, std::string message) {
   throw ErrorException{Error(code, std::move(message))};
 }
 
+std::optional<DType> dtype_from_numpy(py::handle value) {
+  py::object dtype;
+  try {
+    dtype = py::module_::import("numpy").attr("dtype")(value);
+  } catch (py::error_already_set&) {
+    return std::nullopt;  // no numpy, or nothing numpy reads as a dtype
+  }
+  const auto byteorder = dtype.attr("byteorder").cast<std::string>();
+  if (byteorder != "=" && byteorder != "|") return std::nullopt;
+  const auto kind = dtype.attr("kind").cast<std::string>();
+  const auto size = dtype.attr("itemsize").cast<int>();
+  const std::string wire = kind == "u" ? "u" : kind == "i" ? "i" : kind == "f" ? "f" : "";
+  if (wire.empty()) return std::nullopt;
+  return from_string<DType>(wire + std::to_string(size * 8));
+}
+
 void bind_errors(py::module_& m) {
-  bind_vocabulary<ErrorCode>(m);
   PyObject* base = PyErr_NewExceptionWithDoc(
       "memhal.Error", "A memhal call failed: .code (memhal.ErrorCode), .message, .sys_errno (0 when none).",
       PyExc_Exception, nullptr);
@@ -133,25 +199,13 @@ void bind_errors(py::module_& m) {
 
 }  // namespace memhal::python
 
-PYBIND11_MODULE(memhal, m) {
+PYBIND11_MODULE(_memhal, m) {
   using namespace memhal;
   using namespace memhal::python;
-  m.doc() = "memhal: zero-copy tensor and video-frame memory across hardware backends.";
+  m.doc() = "The compiled part of memhal: import memhal, which adds the enums, not this module.";
   m.attr("__version__") = memhal::version();  // memhal::version() and `memhal --version` agree
   bind_errors(m);
-  bind_vocabulary<MemoryKind>(m);
-  bind_vocabulary<DType>(m);
-  bind_vocabulary<PixelFormat>(m);
-  bind_vocabulary<Compression>(m);
-  bind_vocabulary<CpuAccess>(m);
-  bind_vocabulary<MemoryDomainKind>(m);
-  bind_vocabulary<Flip>(m);
-  bind_vocabulary<Rotation>(m);
-  bind_vocabulary<ResizeMode>(m);
-  bind_vocabulary<Interpolation>(m);
-  bind_vocabulary<ColorMatrix>(m);
-  bind_vocabulary<ColorRange>(m);
-  bind_vocabulary<ImageBackend>(m);
+  bind_vocabulary_hooks(m);
 
   py::class_<Availability>(m, "Availability", "The answer of a memory-kind probe.")
       .def_readonly("available", &Availability::available)
@@ -176,4 +230,5 @@ PYBIND11_MODULE(memhal, m) {
   bind_pipeline(m);
   bind_frame(m);
   bind_camera(m);
+  bind_pool(m);
 }

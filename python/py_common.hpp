@@ -2,11 +2,14 @@
 #pragma once
 #include <pybind11/pybind11.h>
 
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <memhal/error.hpp>
 #include <memhal/vocabulary.hpp>
+#include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -106,28 +109,77 @@ inline std::string to_text(py::handle value, const std::string& what) {
   return value.cast<std::string>();
 }
 
-/// `value` as vocabulary `E`: an enum member, its wire string (or an alias), or its integer
-/// code. Anything else raises InvalidArgumentError naming `what`.
+/// The Python enum class of vocabulary `E` and its members in table order. memhal/__init__.py
+/// builds the classes from the tables (`_memhal._vocabularies()`) and registers them
+/// (`_memhal._register_vocabulary`); the references are kept for the life of the process, as
+/// the error classes are.
+template <Vocabulary E>
+struct EnumClass {
+  static inline PyObject* type = nullptr;
+  static inline std::array<PyObject*, VocabularyTraits<E>::entries.size()> members{};
+};
+
+/// The base class of every vocabulary enum (memhal._Vocabulary), once registered.
+inline PyObject* g_vocabulary_base = nullptr;
+
+/// The Python member of `value` (a new reference). InternalError before registration.
+template <Vocabulary E>
+py::object enum_member(E value) {
+  const auto& entries = VocabularyTraits<E>::entries;
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    if (entries[i].value == value && EnumClass<E>::members[i] != nullptr)
+      return py::reinterpret_borrow<py::object>(EnumClass<E>::members[i]);
+  }
+  raise(ErrorCode::Internal, std::string(VocabularyTraits<E>::name) + " " + std::to_string(code(value)) +
+                                 " has no Python member: import memhal, not memhal._memhal");
+}
+
+/// The enumerator of `value` when it is a member of `E`'s Python enum, else nothing.
+template <Vocabulary E>
+std::optional<E> enum_value(py::handle value) {
+  const auto& members = EnumClass<E>::members;
+  for (std::size_t i = 0; i < members.size(); ++i) {
+    if (members[i] != nullptr && value.ptr() == members[i]) return VocabularyTraits<E>::entries[i].value;
+  }
+  return std::nullopt;
+}
+
+/// A numpy dtype, scalar type or dtype name (`np.float32`, `np.dtype("uint8")`, "float32") as
+/// a DType; nothing for what numpy does not read as one, or reads as a dtype memhal lacks
+/// (bool, complex, a byte order other than the native one). numpy is imported only here.
+std::optional<DType> dtype_from_numpy(py::handle value);
+
+/// `value` as vocabulary `E`: an enum member, its wire string (or an alias), its integer code
+/// or, for DType, a numpy dtype or dtype name. Anything else raises InvalidArgumentError
+/// naming `what`.
 template <Vocabulary E>
 E to_vocabulary(py::handle value, const char* what) {
-  if (py::isinstance<E>(value)) return value.cast<E>();
+  if (auto member = enum_value<E>(value)) return *member;
+  const std::string name(VocabularyTraits<E>::name);
+  if (g_vocabulary_base != nullptr && PyObject_IsInstance(value.ptr(), g_vocabulary_base) == 1)
+    raise(ErrorCode::InvalidArgument, std::string(what) + ": expected a " + name + ", got " + type_name(value) + "." +
+                                          py::str(value.attr("name")).cast<std::string>());
   if (py::isinstance<py::str>(value)) {
-    const auto text = value.cast<std::string>();
-    if (auto parsed = from_string<E>(text)) return *parsed;
-    raise(ErrorCode::InvalidArgument,
-          std::string(what) + ": unknown " + std::string(VocabularyTraits<E>::name) + " '" + text + "'");
-  }
-  if (py::isinstance<py::int_>(value) && !py::isinstance<py::bool_>(value)) {
+    if (auto parsed = from_string<E>(value.cast<std::string>())) return *parsed;
+  } else if (py::isinstance<py::int_>(value) && !py::isinstance<py::bool_>(value)) {
     int overflow = 0;
     const long long number = PyLong_AsLongLongAndOverflow(value.ptr(), &overflow);
     if (overflow == 0 && number >= 0 && number <= 0xffffffffLL) {
       if (auto parsed = from_code<E>(static_cast<uint32_t>(number))) return *parsed;
     }
-    raise(ErrorCode::InvalidArgument, std::string(what) + ": unknown " + std::string(VocabularyTraits<E>::name) +
-                                          " code " + std::string(py::repr(value)));
+    raise(ErrorCode::InvalidArgument,
+          std::string(what) + ": unknown " + name + " code " + std::string(py::repr(value)));
   }
-  raise(ErrorCode::InvalidArgument, std::string(what) + ": expected a " + std::string(VocabularyTraits<E>::name) +
-                                        ", its wire string or its code, got " + type_name(value));
+  if constexpr (std::is_same_v<E, DType>) {
+    if (!value.is_none()) {
+      if (auto dtype = dtype_from_numpy(value)) return *dtype;
+    }
+  }
+  if (py::isinstance<py::str>(value))
+    raise(ErrorCode::InvalidArgument, std::string(what) + ": unknown " + name + " '" + value.cast<std::string>() + "'");
+  raise(ErrorCode::InvalidArgument, std::string(what) + ": expected a " + name + ", its wire string or its code" +
+                                        (std::is_same_v<E, DType> ? ", or a numpy dtype" : "") + ", got " +
+                                        type_name(value));
 }
 
 /// As `to_vocabulary`, with None meaning "no choice" (auto-selection).
@@ -148,6 +200,56 @@ inline std::vector<int64_t> to_shape(py::handle value) {
   return shape;
 }
 
+/// A C++ object behind a Python one that `close()` can drop while other threads use it: each
+/// call takes a `Lease` (a reference, counted as in flight) before it releases the GIL, so the
+/// object lives until the last call that uses it returns. Changed only with the GIL held.
+template <class T>
+struct Closable {
+  std::shared_ptr<T> object;
+  int in_flight = 0;
+
+  struct Lease {
+    std::shared_ptr<T> object;
+    int* in_flight;
+    Lease(std::shared_ptr<T> o, int* count) : object(std::move(o)), in_flight(count) { ++*in_flight; }
+    Lease(const Lease&) = delete;
+    Lease& operator=(const Lease&) = delete;
+    ~Lease() { --*in_flight; }
+    T* operator->() const { return object.get(); }
+    T& operator*() const { return *object; }
+  };
+
+  /// The object for one call; InvalidArgumentError naming `what` ("Channel.receive") once closed.
+  Lease use(const std::string& what) {
+    if (!object) raise(ErrorCode::InvalidArgument, what + ": the " + what.substr(0, what.find('.')) + " is closed");
+    return Lease(object, &in_flight);
+  }
+};
+
+}  // namespace memhal::python
+namespace memhal {
+class Recorder;
+class Replayer;
+namespace ipc {
+class Channel;
+class Listener;
+}  // namespace ipc
+}  // namespace memhal
+namespace memhal::python {
+
+/// The Python Channel, Listener, Recorder and Replayer (close() drops the C++ object).
+using PyChannel = Closable<ipc::Channel>;
+using PyListener = Closable<ipc::Listener>;
+using PyRecorder = Closable<Recorder>;
+using PyReplayer = Closable<Replayer>;
+
+/// A tuple of ints, for shapes and strides.
+inline py::tuple to_tuple(std::span<const int64_t> values) {
+  py::tuple out(values.size());
+  for (std::size_t i = 0; i < values.size(); ++i) out[i] = values[i];
+  return out;
+}
+
 void bind_errors(py::module_& m);
 void bind_tensor(py::module_& m);
 void bind_dlpack(py::module_& m);
@@ -155,5 +257,55 @@ void bind_foreign(py::module_& m);
 void bind_pipeline(py::module_& m);
 void bind_frame(py::module_& m);  // after bind_pipeline: adds to Channel
 void bind_camera(py::module_& m);
+void bind_pool(py::module_& m);
 
 }  // namespace memhal::python
+
+// Vocabulary values cross as the members of the Python enums memhal/__init__.py registers (a
+// return gives the member; a parameter typed as the enum takes a member, its wire string or
+// alias, or its code). Named after the Python class in generated signatures.
+namespace pybind11::detail {
+template <class E>
+struct vocabulary_caster_name;
+#define MEMHAL_PY_VOCABULARY_NAME(E)                       \
+  template <>                                              \
+  struct vocabulary_caster_name<memhal::E> {               \
+    static constexpr auto name = const_name("memhal." #E); \
+  };
+MEMHAL_PY_VOCABULARY_NAME(MemoryKind)
+MEMHAL_PY_VOCABULARY_NAME(DType)
+MEMHAL_PY_VOCABULARY_NAME(PixelFormat)
+MEMHAL_PY_VOCABULARY_NAME(Compression)
+MEMHAL_PY_VOCABULARY_NAME(CpuAccess)
+MEMHAL_PY_VOCABULARY_NAME(MemoryDomainKind)
+MEMHAL_PY_VOCABULARY_NAME(Flip)
+MEMHAL_PY_VOCABULARY_NAME(Rotation)
+MEMHAL_PY_VOCABULARY_NAME(ResizeMode)
+MEMHAL_PY_VOCABULARY_NAME(Interpolation)
+MEMHAL_PY_VOCABULARY_NAME(ColorMatrix)
+MEMHAL_PY_VOCABULARY_NAME(ColorRange)
+MEMHAL_PY_VOCABULARY_NAME(ImageBackend)
+MEMHAL_PY_VOCABULARY_NAME(ErrorCode)
+#undef MEMHAL_PY_VOCABULARY_NAME
+
+template <class E>
+struct type_caster<E, std::enable_if_t<memhal::Vocabulary<E>>> {
+  PYBIND11_TYPE_CASTER(E, vocabulary_caster_name<E>::name);
+
+  bool load(handle src, bool convert) {
+    if (auto member = memhal::python::enum_value<E>(src)) {
+      value = *member;
+      return true;
+    }
+    if (!convert) return false;
+    std::optional<E> parsed;
+    if (isinstance<str>(src)) parsed = memhal::from_string<E>(src.cast<std::string>());
+    if (parsed) value = *parsed;
+    return parsed.has_value();
+  }
+
+  static handle cast(E src, return_value_policy /*policy*/, handle /*parent*/) {
+    return memhal::python::enum_member(src).release();
+  }
+};
+}  // namespace pybind11::detail

@@ -6,6 +6,8 @@
 #include <memhal/image_processor.hpp>
 #include <memhal/recording.hpp>
 
+#include <sys/socket.h>
+
 #include <chrono>
 #include <cmath>
 
@@ -74,7 +76,7 @@ ConvertOptions convert_options(const py::kwargs& kw) {
     // An int is clockwise degrees (any multiple of 90), as it always was; a Rotation member
     // or its wire string or alias ('cw90', '90') goes through the table.
     const py::handle rotation = get("rotation");
-    if (py::isinstance<Rotation>(rotation) || py::isinstance<py::str>(rotation)) {
+    if (enum_value<Rotation>(rotation) || py::isinstance<py::str>(rotation)) {
       o.rotation = to_vocabulary<Rotation>(rotation, "rotation");
     } else {
       const int64_t degrees = to_int64(rotation, "rotation");
@@ -111,8 +113,8 @@ void bind_image_processor(py::module_& m) {
            "ImageBackend.GL, 'gl', 'cpu'.")
       .def_property_readonly("threads", &ImageProcessor::threads)
       .def_property_readonly(
-          "backend", [](const ImageProcessor& self) { return std::string(to_string(self.backend())); },
-          "The ImageBackend wire string of where conversions run: 'cpu' or 'gl'.")
+          "backend", [](const ImageProcessor& self) { return self.backend(); },
+          "The ImageBackend where conversions run (equal to its wire string, 'cpu' or 'gl').")
       .def_property_readonly("backend_notes", &ImageProcessor::backend_notes,
                              "Why auto-selection did not choose GL; empty when it did or the backend was pinned.")
       .def_property_readonly(
@@ -151,6 +153,17 @@ void bind_image_processor(py::module_& m) {
           "range='full'); rotation: clockwise degrees (90), a Rotation or its wire string ('cw90'); "
           "pad=(r, g, b, a), mean=, std=, swap_rb=, dst_format=.")
       .def(
+          "convert_batch",
+          [](ImageProcessor& self, const std::vector<Tensor>& srcs, Tensor& dst, const py::kwargs& kw) {
+            const ConvertOptions options = convert_options(kw);
+            py::gil_scoped_release unlocked;
+            unwrap(self.convert_batch(srcs, dst, options));
+          },
+          py::arg("srcs"), py::arg("dst"),
+          "Fills the batch dst ({N, C, H, W} or {N, H, W, C}, N = len(srcs)) from frames of any sizes and "
+          "formats in one call (the GIL is released); options as convert. Nothing is written when a frame is "
+          "refused.")
+      .def(
           "create_image",
           [](const ImageProcessor& self, int64_t w, int64_t h, py::object format, py::object dtype, py::object memory) {
             return unwrap(self.create_image(w, h, to_vocabulary<PixelFormat>(format, "create_image"),
@@ -162,65 +175,153 @@ void bind_image_processor(py::module_& m) {
           "An image where this processor works best (memory=None), or in the kind given ('pbo' needs a GL processor).");
 }
 
+// Wakes the calls still blocked on `fd` (receive, accept) before the object is dropped: they
+// return at once (Unavailable / an error) and their lease lets the object go.
+void wake_blocked(int in_flight, int fd) {
+  if (in_flight > 0) ::shutdown(fd, SHUT_RDWR);
+}
+
+std::string channel_repr(const PyChannel& self) {
+  if (!self.object) return "memhal.Channel(closed)";
+  return "memhal.Channel(fd=" + std::to_string(self.object->fd()) +
+         ", bytes_sent=" + std::to_string(self.object->bytes_sent()) +
+         ", bytes_received=" + std::to_string(self.object->bytes_received()) + ")";
+}
+
+PyChannel wrap(ipc::Channel channel) {
+  return PyChannel{std::make_shared<ipc::Channel>(std::move(channel))};
+}
+
 void bind_channel(py::module_& m) {
   using ipc::Channel;
   using ipc::Listener;
-  py::class_<Channel>(m, "Channel", "Tensors between processes over a Unix socket: descriptor plus fds.")
+  py::class_<PyChannel>(m, "Channel",
+                        "Tensors and frames between processes over a Unix socket: descriptor plus fds, no bytes "
+                        "copied. close() (or leaving a with block) closes the socket; calls blocked in receive "
+                        "on other threads then return.")
       .def_static(
-          "pair", [] { return unwrap(Channel::pair()); }, "Two connected channels (socketpair).")
+          "pair",
+          [] {
+            auto ends = unwrap(Channel::pair());
+            return py::make_tuple(wrap(std::move(ends.first)), wrap(std::move(ends.second)));
+          },
+          "Two connected channels (socketpair).")
       .def_static(
           "connect",
           [](const std::string& path) {
-            py::gil_scoped_release unlocked;
-            return unwrap(Channel::connect(path));
+            auto channel = [&] {
+              py::gil_scoped_release unlocked;
+              return unwrap(Channel::connect(path));
+            }();
+            return wrap(std::move(channel));
           },
-          py::arg("path"))
+          py::arg("path"), "Connects to a Listener bound at path; UnavailableError when nobody listens there.")
       .def_static(
-          "adopt", [](int fd) { return unwrap(Channel::adopt(UniqueFd(fd))); }, py::arg("fd"),
+          "adopt", [](int fd) { return wrap(unwrap(Channel::adopt(UniqueFd(fd)))); }, py::arg("fd"),
           "A channel over a connected Unix socket; the channel owns (and closes) fd.")
       .def(
           "send",
-          [](Channel& self, const Tensor& t) {
+          [](PyChannel& self, const Tensor& t) {
+            auto channel = self.use("Channel.send");
             py::gil_scoped_release unlocked;
-            unwrap(self.send(t));
+            unwrap(channel->send(t));
           },
           py::arg("tensor"), "Sends a shm/dmabuf tensor's descriptor and fds (no bytes copied); mem is refused.")
       .def(
           "receive",
-          [](Channel& self, py::object timeout) {
+          [](PyChannel& self, py::object timeout) {
             const auto wait = to_timeout(timeout);
+            auto channel = self.use("Channel.receive");
             py::gil_scoped_release unlocked;
-            return unwrap(self.receive(wait));
+            return unwrap(channel->receive(wait));
           },
           py::arg("timeout") = py::none(), "The next tensor; timeout in seconds (None or inf: forever; 0: no wait).")
-      .def("fileno", &Channel::fd)
-      .def_property("buffer_registry", &Channel::buffer_registry, &Channel::set_buffer_registry,
-                    "Whether send registers each buffer once (default) or sends every tensor in full.")
-      .def_property_readonly("bytes_sent", &Channel::bytes_sent)
-      .def_property_readonly("bytes_received", &Channel::bytes_received);
-  py::class_<Listener>(m, "Listener")
+      .def(
+          "fileno", [](PyChannel& self) { return self.use("Channel.fileno")->fd(); },
+          "The socket's fd, still owned by the channel.")
+      .def(
+          "close",
+          [](PyChannel& self) {
+            if (self.object) wake_blocked(self.in_flight, self.object->fd());
+            self.object.reset();
+          },
+          "Closes the socket (the peer sees the end); shares still out stay valid. Idempotent.")
+      .def_property_readonly(
+          "closed", [](const PyChannel& self) { return !self.object; }, "Whether close() was called.")
+      .def(
+          "__enter__", [](py::object self) { return self; }, "Returns the channel.")
+      .def(
+          "__exit__", [](py::object self, py::handle, py::handle, py::handle) { self.attr("close")(); },
+          py::arg("exc_type"), py::arg("exc_value"), py::arg("traceback"), "Closes the channel.")
+      .def_property(
+          "buffer_registry", [](PyChannel& self) { return self.use("Channel.buffer_registry")->buffer_registry(); },
+          [](PyChannel& self, bool on) { self.use("Channel.buffer_registry")->set_buffer_registry(on); },
+          "Whether send registers each buffer once (default) or sends every tensor in full.")
+      .def_property_readonly(
+          "bytes_sent", [](PyChannel& self) { return self.use("Channel.bytes_sent")->bytes_sent(); },
+          "Bytes of messages this end has written.")
+      .def_property_readonly(
+          "bytes_received", [](PyChannel& self) { return self.use("Channel.bytes_received")->bytes_received(); },
+          "Bytes of messages this end has read.")
+      .def("__repr__", &channel_repr);
+  py::class_<PyListener>(m, "Listener",
+                         "A named Unix socket that Channel.connect reaches. close() (or leaving a with block) "
+                         "removes it; an accept blocked on another thread then returns.")
       .def_static(
-          "bind", [](const std::string& path) { return unwrap(Listener::bind(path)); }, py::arg("path"))
+          "bind",
+          [](const std::string& path) { return PyListener{std::make_shared<Listener>(unwrap(Listener::bind(path)))}; },
+          py::arg("path"), "Binds and listens on path (which must not exist; at most 107 bytes).")
       .def(
           "accept",
-          [](Listener& self, py::object timeout) {
+          [](PyListener& self, py::object timeout) {
             const auto wait = to_timeout(timeout);
-            py::gil_scoped_release unlocked;
-            return unwrap(self.accept(wait));
+            auto listener = self.use("Listener.accept");
+            auto channel = [&] {
+              py::gil_scoped_release unlocked;
+              return unwrap(listener->accept(wait));
+            }();
+            return wrap(std::move(channel));
           },
-          py::arg("timeout") = py::none())
-      .def("fileno", &Listener::fd);
+          py::arg("timeout") = py::none(),
+          "The next peer's Channel; timeout in seconds (None: forever; 0: no wait); BusyError when it passes.")
+      .def(
+          "fileno", [](PyListener& self) { return self.use("Listener.fileno")->fd(); },
+          "The listening socket's fd, still owned by the listener.")
+      .def(
+          "close",
+          [](PyListener& self) {
+            if (self.object) wake_blocked(self.in_flight, self.object->fd());
+            self.object.reset();
+          },
+          "Stops listening and removes the socket file. Idempotent.")
+      .def_property_readonly(
+          "closed", [](const PyListener& self) { return !self.object; }, "Whether close() was called.")
+      .def(
+          "__enter__", [](py::object self) { return self; }, "Returns the listener.")
+      .def(
+          "__exit__", [](py::object self, py::handle, py::handle, py::handle) { self.attr("close")(); },
+          py::arg("exc_type"), py::arg("exc_value"), py::arg("traceback"), "Closes the listener.")
+      .def("__repr__", [](const PyListener& self) {
+        return self.object ? "memhal.Listener(fd=" + std::to_string(self.object->fd()) + ")"
+                           : std::string("memhal.Listener(closed)");
+      });
+}
+
+std::string shape_text(const std::vector<int64_t>& shape) {
+  return std::string(py::repr(to_tuple(shape)));
 }
 
 void bind_recording(py::module_& m) {
   py::class_<Record>(m, "Record", "One tensor read back from a recording.")
-      .def_readonly("index", &Record::index)
-      .def_readonly("timestamp_ns", &Record::timestamp_ns)
-      .def_readonly("has_payload", &Record::has_payload)
+      .def_readonly("index", &Record::index, "Position in the file, from 0.")
+      .def_readonly("timestamp_ns", &Record::timestamp_ns, "As given to the recorder.")
+      .def_readonly("has_payload", &Record::has_payload,
+                    "False for memory the recorder could not read (device memory): only the descriptor.")
       .def_property_readonly(
           "memory_name", [](const Record& r) { return r.descriptor.memory_name; },
           "The wire string of the memory the tensor was recorded from.")
-      .def_property_readonly("shape", [](const Record& r) { return r.descriptor.shape; })
+      .def_property_readonly(
+          "shape", [](const Record& r) { return to_tuple(r.descriptor.shape); }, "The recorded tensor's shape.")
       .def(
           "materialize",
           [](const Record& r, py::object memory) {
@@ -228,41 +329,97 @@ void bind_recording(py::module_& m) {
             py::gil_scoped_release unlocked;
             return unwrap(r.materialize(kind));
           },
-          py::arg("memory") = py::none());
-  py::class_<Recorder>(m, "Recorder", "Writes tensors (descriptor + bytes) to a checksummed file.")
+          py::arg("memory") = py::none(),
+          "A tensor with the recorded bytes, in memory when given, else the recorded kind when it can be "
+          "allocated here, else by auto-selection.")
+      .def("__repr__", [](const Record& r) {
+        return "memhal.Record(index=" + std::to_string(r.index) + ", timestamp_ns=" + std::to_string(r.timestamp_ns) +
+               ", shape=" + shape_text(r.descriptor.shape) + ", memory=" + r.descriptor.memory_name +
+               (r.has_payload ? "" : ", no payload") + ")";
+      });
+  py::class_<PyRecorder>(m, "Recorder",
+                         "Writes tensors and frames (descriptor + bytes) to a checksummed file; a context manager "
+                         "that closes it.")
       .def(py::init([](const std::string& path) {
              py::gil_scoped_release unlocked;
-             return unwrap(Recorder::create(path));
+             return PyRecorder{std::make_shared<Recorder>(unwrap(Recorder::create(path)))};
            }),
-           py::arg("path"))
+           py::arg("path"), "Creates (or truncates) path and writes the file header.")
       .def(
           "write",
-          [](Recorder& self, const Tensor& t, int64_t timestamp_ns) {
+          [](PyRecorder& self, py::object item, int64_t timestamp_ns) {
+            auto recorder = self.use("Recorder.write");
+            if (py::isinstance<Frame>(item)) {
+              const Frame& frame = item.cast<const Frame&>();
+              py::gil_scoped_release unlocked;
+              unwrap(recorder->write(frame, timestamp_ns));
+              return;
+            }
+            const Tensor& tensor = item.cast<const Tensor&>();
             py::gil_scoped_release unlocked;
-            unwrap(self.write(t, timestamp_ns));
+            unwrap(recorder->write(tensor, timestamp_ns));
           },
-          py::arg("tensor"), py::arg("timestamp_ns") = 0)
-      .def_property_readonly("records_written", &Recorder::records_written);
-  py::class_<Replayer>(m, "Replayer", "Reads a recording back; iterate it for Records.")
+          py::arg("tensor"), py::arg("timestamp_ns") = 0,
+          "Appends a Tensor (or a Frame, with its timing and sequence): its bytes when the CPU can map it, else "
+          "its descriptor alone.")
+      .def_property_readonly(
+          "records_written", [](PyRecorder& self) { return self.use("Recorder.records_written")->records_written(); },
+          "How many records this recorder wrote.")
+      .def(
+          "close", [](PyRecorder& self) { self.object.reset(); }, "Closes the file. Idempotent.")
+      .def_property_readonly(
+          "closed", [](const PyRecorder& self) { return !self.object; }, "Whether close() was called.")
+      .def(
+          "__enter__", [](py::object self) { return self; }, "Returns the recorder.")
+      .def(
+          "__exit__", [](py::object self, py::handle, py::handle, py::handle) { self.attr("close")(); },
+          py::arg("exc_type"), py::arg("exc_value"), py::arg("traceback"), "Closes the recorder.")
+      .def("__repr__", [](const PyRecorder& self) {
+        return self.object ? "memhal.Recorder(records_written=" + std::to_string(self.object->records_written()) + ")"
+                           : std::string("memhal.Recorder(closed)");
+      });
+  py::class_<PyReplayer>(m, "Replayer",
+                         "Reads a recording back: iterate it for Records (CorruptError, naming the record, for a "
+                         "damaged one); a context manager that closes it.")
       .def(py::init([](const std::string& path) {
              py::gil_scoped_release unlocked;
-             return unwrap(Replayer::open(path));
+             return PyReplayer{std::make_shared<Replayer>(unwrap(Replayer::open(path)))};
            }),
-           py::arg("path"))
-      .def("next",
-           [](Replayer& self) {
-             py::gil_scoped_release unlocked;
-             return unwrap(self.next());
-           })
-      .def("__iter__", [](py::object self) { return self; })
-      .def("__next__", [](Replayer& self) {
-        std::optional<Record> record;
-        {
-          py::gil_scoped_release unlocked;
-          record = unwrap(self.next());
-        }
-        if (!record) throw py::stop_iteration();
-        return std::move(*record);
+           py::arg("path"), "Opens path and checks its header.")
+      .def(
+          "next",
+          [](PyReplayer& self) {
+            auto replayer = self.use("Replayer.next");
+            py::gil_scoped_release unlocked;
+            return unwrap(replayer->next());
+          },
+          "The next Record, or None at the clean end of the file.")
+      .def(
+          "__iter__", [](py::object self) { return self; }, "The replayer itself.")
+      .def(
+          "__next__",
+          [](PyReplayer& self) {
+            auto replayer = self.use("Replayer.__next__");
+            std::optional<Record> record;
+            {
+              py::gil_scoped_release unlocked;
+              record = unwrap(replayer->next());
+            }
+            if (!record) throw py::stop_iteration();
+            return std::move(*record);
+          },
+          "The next Record; StopIteration at the end.")
+      .def(
+          "close", [](PyReplayer& self) { self.object.reset(); }, "Closes the file. Idempotent.")
+      .def_property_readonly(
+          "closed", [](const PyReplayer& self) { return !self.object; }, "Whether close() was called.")
+      .def(
+          "__enter__", [](py::object self) { return self; }, "Returns the replayer.")
+      .def(
+          "__exit__", [](py::object self, py::handle, py::handle, py::handle) { self.attr("close")(); },
+          py::arg("exc_type"), py::arg("exc_value"), py::arg("traceback"), "Closes the replayer.")
+      .def("__repr__", [](const PyReplayer& self) {
+        return std::string(self.object ? "memhal.Replayer(open)" : "memhal.Replayer(closed)");
       });
 }
 

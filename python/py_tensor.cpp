@@ -168,12 +168,6 @@ py::custom_type_setup buffer_setup() {
   });
 }
 
-py::tuple to_tuple(std::span<const int64_t> values) {
-  py::tuple out(values.size());
-  for (std::size_t i = 0; i < values.size(); ++i) out[i] = values[i];
-  return out;
-}
-
 std::string repr(const Tensor& t) {
   std::string out = "memhal.Tensor(shape=" + std::string(py::repr(to_tuple(t.shape()))) +
                     ", dtype=" + std::string(to_string(t.dtype())) + ", memory=" + std::string(to_string(t.memory()));
@@ -218,6 +212,12 @@ void bind_map(py::module_& m) {
           py::arg("index"));
 }
 
+Tensor reversed_axes(const Tensor& t) {
+  std::vector<std::size_t> axes(t.rank());
+  for (std::size_t i = 0; i < axes.size(); ++i) axes[i] = axes.size() - 1 - i;
+  return unwrap(t.permute(axes));
+}
+
 void bind_views(py::class_<Tensor>& c) {
   c.def(
        "slice", [](const Tensor& t, std::size_t axis, int64_t b, int64_t e) { return unwrap(t.slice(axis, b, e)); },
@@ -225,8 +225,16 @@ void bind_views(py::class_<Tensor>& c) {
       .def(
           "flip", [](const Tensor& t, std::size_t axis) { return unwrap(t.flip(axis)); }, py::arg("axis"))
       .def(
-          "transpose", [](const Tensor& t, std::size_t a, std::size_t b) { return unwrap(t.transpose(a, b)); },
-          py::arg("a"), py::arg("b"))
+          "transpose",
+          [](const Tensor& t, std::optional<std::size_t> a, std::optional<std::size_t> b) {
+            if (a.has_value() != b.has_value())
+              raise(ErrorCode::InvalidArgument, "transpose: give two axes to swap, or none to reverse them all");
+            if (a) return unwrap(t.transpose(*a, *b));
+            return reversed_axes(t);
+          },
+          py::arg("a") = py::none(), py::arg("b") = py::none(),
+          "Zero-copy view with axes a and b swapped; without axes, every axis reversed (numpy's .T).")
+      .def_property_readonly("T", &reversed_axes, "Zero-copy view with every axis reversed, as numpy's .T.")
       .def(
           "permute", [](const Tensor& t, std::vector<std::size_t> axes) { return unwrap(t.permute(axes)); },
           py::arg("axes"))
@@ -331,6 +339,25 @@ void bind_constructors(py::class_<Tensor>& c) {
           py::arg("row_align") = kDefaultRowAlign, py::arg("memory") = py::none());
 }
 
+// A read-only numpy array over a CPU mapping of `t`: the map is closed at once, and its unmap
+// waits for the array (the map's buffer export) to be gone.
+py::object host_view(const Tensor& t) {
+  py::object map = py::cast(map_tensor(t, py::str("read")));
+  // Through a memoryview: numpy would wrap a map it cannot read (multi-plane, bf16) in a 0-d
+  // object array instead of saying why.
+  py::object array = py::module_::import("numpy").attr("asarray")(py::memoryview(map));
+  map.attr("close")();
+  return array;
+}
+
+py::object array_of(const Tensor& t, py::object dtype, py::object copy) {
+  py::object view = host_view(t);
+  const bool copying = !copy.is_none() && copy.cast<bool>();
+  if (dtype.is_none() && !copying) return view;
+  py::object target = dtype.is_none() ? view.attr("dtype") : py::module_::import("numpy").attr("dtype")(dtype);
+  return view.attr("astype")(target, py::arg("copy") = copying || !target.equal(view.attr("dtype")));
+}
+
 }  // namespace
 
 void bind_tensor(py::module_& m) {
@@ -341,16 +368,28 @@ void bind_tensor(py::module_& m) {
   bind_views(c);
   c.def("map", &map_tensor, py::arg("access") = "read_write",
         "Maps the bytes for the CPU; a TensorMap usable as a context manager.");
-  // Without this numpy.asarray(tensor) would wrap the Tensor object itself in a 0-d object
-  // array: a Tensor is not an array until it is mapped (the map exports the buffer protocol).
+  c.def("__array__", &array_of, py::arg("dtype") = py::none(), py::arg("copy") = py::none(),
+        "numpy's hook: np.asarray(t) is a read-only view of a host tensor's memory (the mapping lives as long "
+        "as the array); a dtype other than the tensor's, or copy=True, gives a copy.");
   c.def(
-      "__array__",
-      [](const Tensor& t, py::args, py::kwargs) -> py::object {
-        throw py::type_error("numpy cannot read a memhal.Tensor (" + repr(t) +
-                             ") directly: use numpy.asarray(tensor.map('read')) to share its mapped bytes, or "
-                             "numpy.from_dlpack(tensor)");
+      "numpy", [](const Tensor& t) { return host_view(t); },
+      "A read-only numpy view of a host tensor's memory, keeping the mapping alive (t.map('write') to write). "
+      "Multi-plane images: map(...).plane(i).");
+  c.def(
+      "to_numpy",
+      [](const Tensor& t, bool copy) -> py::object {
+        py::object view = host_view(t);
+        if (!copy) return view;
+        return py::module_::import("numpy").attr("array")(view, py::arg("copy") = true);
       },
-      "Raises TypeError: map() the tensor or use numpy.from_dlpack (a Tensor is not an array by itself).");
+      py::arg("copy") = true, "A writable numpy copy of the tensor (copy=False: the read-only view of numpy()).");
+  c.def(
+      "__len__",
+      [](const Tensor& t) {
+        if (t.rank() == 0) throw py::type_error("len() of a 0-d memhal.Tensor");
+        return t.shape()[0];
+      },
+      "The size of the first axis (TypeError for a 0-d tensor).");
   m.def(
       "same_storage", [](const Tensor& a, const Tensor& b) { return same_storage(a, b); }, py::arg("a"), py::arg("b"));
 }

@@ -176,13 +176,3 @@ def test_numpy_integers_are_dimensions_and_a_name_must_be_a_str():
     assert memhal.Tensor((np.int64(2), np.uint8(3)), "u8").shape == (2, 3)
     with pytest.raises(memhal.InvalidArgumentError, match="name"):
         memhal.Tensor((2,), "u8", name=5)
-
-
-def test_numpy_asarray_of_a_tensor_says_to_map_it_instead_of_wrapping_an_object():
-    t = memhal.Tensor((2, 3), "u8", memory="mem")
-    for make in (np.asarray, np.array):
-        with pytest.raises(TypeError, match=r"map\(.*from_dlpack"):
-            make(t)
-    with t.map("read") as m:  # the map is the array
-        assert np.asarray(m).shape == (2, 3)
-    assert np.from_dlpack(t).shape == (2, 3)
