@@ -24,7 +24,11 @@ void print_image_backends() {
             << "\n       vendor " << gl->vendor << "; " << gl->version << "; " << gl->glsl_version << "\n       EGL "
             << gl->egl_version << " on the " << gl->platform << " platform; max texture " << gl->max_texture_size
             << "\n       dma-buf import: "
-            << (gl->dma_buf_import ? "yes" : "no (no EGL_EXT_image_dma_buf_import: DmaBuf frames are uploaded)")
+            << (gl->dma_buf_import_works ? "yes (imported and sampled in place)"
+                                         : "no (" + gl->dma_buf_import_why + "): DmaBuf frames are uploaded")
+            << "\n       render to dma-buf: "
+            << (gl->dma_buf_render_works ? "yes (drawn into an imported buffer)"
+                                         : "no (" + gl->dma_buf_render_why + ")")
             << "\n       extensions:";
   for (const std::string& extension : gl->extensions) std::cout << " " << extension;
   std::cout << "\n";
@@ -39,7 +43,10 @@ std::string image_backends_json() {
          ",\"renderer\":" + json_string(gl->renderer) + ",\"version\":" + json_string(gl->version) +
          ",\"glsl_version\":" + json_string(gl->glsl_version) + ",\"egl_version\":" + json_string(gl->egl_version) +
          ",\"platform\":" + json_string(gl->platform) + ",\"software\":" + (gl->software ? "true" : "false") +
-         ",\"dma_buf_import\":" + (gl->dma_buf_import ? "true" : "false") + ",\"extensions\":[";
+         ",\"dma_buf_import\":" + (gl->dma_buf_import_works ? "true" : "false") +
+         ",\"dma_buf_import_why\":" + json_string(gl->dma_buf_import_why) +
+         ",\"dma_buf_render\":" + (gl->dma_buf_render_works ? "true" : "false") +
+         ",\"dma_buf_render_why\":" + json_string(gl->dma_buf_render_why) + ",\"extensions\":[";
   for (std::size_t i = 0; i < gl->extensions.size(); ++i) out += (i ? "," : "") + json_string(gl->extensions[i]);
   return out + "]}]";
 }

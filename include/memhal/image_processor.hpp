@@ -89,6 +89,15 @@ struct GlDriverInfo {
   int max_texture_size = 0;
   bool software = false;        ///< a software rasteriser (llvmpipe, softpipe, swrast)
   bool dma_buf_import = false;  ///< EGL_EXT_image_dma_buf_import: DmaBuf frames are sampled in place
+  /// Filled by `ImageProcessor::probe_gl` (what `memhal info` shows), which tries them for real
+  /// on a DMA-BUF (a memfd where this machine allocates none): a buffer imported and sampled
+  /// gives back its bytes; a buffer imported as a render target holds what GL drew into it.
+  /// `*_why` says why not ("eglCreateImageKHR ... failed: EGL_BAD_ALLOC"); empty when it works
+  /// or when it was not probed (a processor's `gl_driver()`).
+  bool dma_buf_import_works = false;
+  std::string dma_buf_import_why;
+  bool dma_buf_render_works = false;
+  std::string dma_buf_render_why;
   /// The EGL and GL extensions memhal uses that the driver advertises.
   std::vector<std::string> extensions;
 };

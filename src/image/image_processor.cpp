@@ -16,6 +16,7 @@
 #include "image/image_ref.hpp"
 #include "tensor/tensor_access.hpp"
 #if MEMHAL_WITH_GL
+#include "image/gl/dmabuf_import.hpp"
 #include "image/gl/gl_backend.hpp"
 #include "image/gl/gl_context.hpp"
 #endif
@@ -209,7 +210,9 @@ const GlDriverInfo* ImageProcessor::gl_driver() const noexcept {
 Result<GlDriverInfo> ImageProcessor::probe_gl() {
 #if MEMHAL_WITH_GL
   MEMHAL_ASSIGN_OR_RETURN(auto context, detail::gl::GlContext::create());
-  return detail::gl::GlBackend::describe(*context);
+  GlDriverInfo info = detail::gl::GlBackend::describe(*context);
+  context->run([&] { detail::gl::probe_dma_buf(*context, info); });
+  return info;
 #else
   return detail::fail(ErrorCode::NotImplemented, kNoGl);
 #endif

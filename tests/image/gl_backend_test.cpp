@@ -578,6 +578,29 @@ TEST(GlBackend, AWriteSealedMemfdIsImportedAndSampledInPlace) {
   EXPECT_EQ(gl.stats().dma_buf_imports, whole_nv12(gl) ? 1u : 2u) << gl.stats().dma_buf_import_note;
 }
 
+// What `memhal info` shows: import and render-to-DMA-BUF tried for real, the reason when not.
+// Mesa 25's llvmpipe does both (on a memfd on the host, a DMA-BUF in the VM); Mesa 22 neither.
+TEST(GlBackend, ProbeGlTriesDmaBufImportAndRenderingForReal) {
+  if (expect_no_gl()) GTEST_SKIP() << "this run hides the GL driver (MEMHAL_TEST_EXPECT_NO_GL)";
+  if (auto why = testing::mesa25_missing()) GTEST_SKIP() << *why;
+  auto info = ImageProcessor::probe_gl();
+  if (!info) GTEST_SKIP() << "no GL here: " << info.error().message();
+  ASSERT_EQ(testing::wrong_mesa(info->version), "");
+  if (!info->dma_buf_import) {
+    EXPECT_FALSE(info->dma_buf_import_works);
+    EXPECT_FALSE(info->dma_buf_render_works);
+    EXPECT_EQ(info->dma_buf_import_why, "no EGL_EXT_image_dma_buf_import");
+    EXPECT_EQ(info->dma_buf_render_why, "no EGL_EXT_image_dma_buf_import");
+    return;
+  }
+  EXPECT_TRUE(info->dma_buf_import_works) << info->dma_buf_import_why;
+  EXPECT_EQ(info->dma_buf_import_why, "");
+  EXPECT_EQ(info->dma_buf_render_works, info->dma_buf_render_why.empty()) << info->dma_buf_render_why;
+  if (info->renderer.find("llvmpipe") != std::string::npos) {
+    EXPECT_TRUE(info->dma_buf_render_works) << info->dma_buf_render_why;
+  }
+}
+
 TEST(GlUnavailable, WithNoGlDriverAutoSelectionSaysWhyAndAPinnedGlRequestFails) {
   if (!expect_no_gl()) GTEST_SKIP() << "runs as gl_backend_test.no_driver, with the EGL vendor hidden";
   auto pinned = ImageProcessor::create({.threads = 1, .backend = ImageBackend::Gl});

@@ -10,13 +10,20 @@
 
 #include <algorithm>
 #include <climits>
+#include <cstdlib>
+#include <cstring>
 #include <map>
 #include <mutex>
 #include <set>
 #include <string>
 
+#include <memhal/memory.hpp>
+#include <memhal/tensor.hpp>
+#include <memhal/tensor_map.hpp>
+
 #include "core/strings.hpp"
 #include "storage/storage.hpp"
+#include "tensor/tensor_access.hpp"
 
 namespace memhal::detail::gl {
 namespace {
@@ -355,6 +362,143 @@ Result<void> DmaBufImporter::copy_bytes(const Entry& entry) {
     return fail(ErrorCode::Unavailable, "copying an imported DMA-BUF plane on the GPU failed: ", gl_error_name(error));
   }
   return {};
+}
+
+}  // namespace memhal::detail::gl
+
+namespace memhal::detail::gl {
+namespace {
+
+// A small buffer to probe with: a DMA-BUF where this machine allocates them, else a memfd.
+Result<Tensor> probe_buffer(int64_t width, int64_t height, PixelFormat format) {
+  const MemoryKind memory = is_available(MemoryKind::DmaBuf) ? MemoryKind::DmaBuf : MemoryKind::Shm;
+  return Tensor::image(width, height, format, memory);
+}
+
+std::string buffer_name(const Tensor& t) {
+  return t.memory() == MemoryKind::DmaBuf ? "a DMA-BUF" : "a memfd (no DMA-BUF allocator here)";
+}
+
+// Imports a Grey buffer plane by plane as the converter would and reads the bytes back.
+Result<void> probe_import(GlContext& context) {
+  constexpr int64_t kW = 64, kH = 32;
+  MEMHAL_ASSIGN_OR_RETURN(Tensor buffer, probe_buffer(kW, kH, PixelFormat::Grey));
+  {
+    MEMHAL_ASSIGN_OR_RETURN(TensorMap map, buffer.map(CpuAccess::Write));
+    for (int64_t y = 0; y < kH; ++y) {
+      for (int64_t x = 0; x < kW; ++x) map.data()[y * buffer.strides()[0] + x] = std::byte((x * 7 + y * 13) & 0xff);
+    }
+  }
+  MEMHAL_ASSIGN_OR_RETURN(auto importer, DmaBufImporter::create(context));
+  DmaBufPlane plane{TensorAccess::buffers(buffer)[0], 0, buffer.strides()[0], kW, kH};
+  MEMHAL_ASSIGN_OR_RETURN(const GLuint texture, importer->texture(plane));
+  GLuint framebuffer = 0;
+  glGenFramebuffers(1, &framebuffer);
+  glBindFramebuffer(GL_FRAMEBUFFER, framebuffer);
+  glFramebufferTexture2D(GL_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_TEXTURE_2D, texture, 0);
+  std::vector<uint32_t> texels(static_cast<std::size_t>(kW * kH * 4));
+  glReadPixels(0, 0, kW, kH, GL_RGBA_INTEGER, GL_UNSIGNED_INT, texels.data());
+  glBindFramebuffer(GL_FRAMEBUFFER, 0);
+  glDeleteFramebuffers(1, &framebuffer);
+  if (const GLenum error = glGetError(); error != GL_NO_ERROR) {
+    return fail(ErrorCode::Unavailable, "reading back an imported plane failed: ", gl_error_name(error));
+  }
+  for (int64_t i = 0; i < kW * kH; ++i) {
+    const int64_t x = i % kW, y = i / kW;
+    const uint32_t want = static_cast<uint32_t>((x * 7 + y * 13) & 0xff);
+    if (texels[static_cast<std::size_t>(4 * i)] != want) {
+      return fail(ErrorCode::Unavailable, "an imported ", buffer_name(buffer), " sampled ",
+                  texels[static_cast<std::size_t>(4 * i)], " at (", x, ", ", y, ") where the buffer holds ", want);
+    }
+  }
+  return {};
+}
+
+// Imports an RGBA buffer as a renderbuffer, clears it to a colour and reads it on the CPU.
+Result<void> probe_render(GlContext& context) {
+  constexpr int64_t kW = 16, kH = 8;
+  auto storage = reinterpret_cast<PFNGLEGLIMAGETARGETRENDERBUFFERSTORAGEOESPROC>(
+      eglGetProcAddress("glEGLImageTargetRenderbufferStorageOES"));
+  auto create_image = reinterpret_cast<PFNEGLCREATEIMAGEKHRPROC>(eglGetProcAddress("eglCreateImageKHR"));
+  auto destroy_image = reinterpret_cast<PFNEGLDESTROYIMAGEKHRPROC>(eglGetProcAddress("eglDestroyImageKHR"));
+  if (storage == nullptr || create_image == nullptr || destroy_image == nullptr) {
+    return fail(ErrorCode::Unavailable, "no glEGLImageTargetRenderbufferStorageOES or eglCreateImageKHR");
+  }
+  MEMHAL_ASSIGN_OR_RETURN(Tensor buffer, probe_buffer(kW, kH, PixelFormat::Rgba));
+  {
+    MEMHAL_ASSIGN_OR_RETURN(TensorMap map, buffer.map(CpuAccess::Write));
+    std::memset(map.data(), 0, static_cast<std::size_t>(buffer.strides()[0] * kH));
+  }
+  const EGLint attribs[] = {EGL_WIDTH,
+                            static_cast<EGLint>(kW),
+                            EGL_HEIGHT,
+                            static_cast<EGLint>(kH),
+                            EGL_LINUX_DRM_FOURCC_EXT,
+                            static_cast<EGLint>(fourcc('A', 'B', '2', '4')),  // bytes R, G, B, A
+                            EGL_DMA_BUF_PLANE0_FD_EXT,
+                            buffer.fd(),
+                            EGL_DMA_BUF_PLANE0_OFFSET_EXT,
+                            0,
+                            EGL_DMA_BUF_PLANE0_PITCH_EXT,
+                            static_cast<EGLint>(buffer.strides()[0]),
+                            EGL_NONE};
+  EGLImageKHR image = create_image(context.display(), EGL_NO_CONTEXT, EGL_LINUX_DMA_BUF_EXT, nullptr, attribs);
+  if (image == EGL_NO_IMAGE_KHR) {
+    return fail(ErrorCode::Unavailable, "eglCreateImageKHR(EGL_LINUX_DMA_BUF_EXT, AB24 16x8) of ", buffer_name(buffer),
+                " failed: ", egl_error_name(eglGetError()));
+  }
+  GLuint renderbuffer = 0, framebuffer = 0;
+  glGenRenderbuffers(1, &renderbuffer);
+  glBindRenderbuffer(GL_RENDERBUFFER, renderbuffer);
+  storage(GL_RENDERBUFFER, static_cast<GLeglImageOES>(image));
+  glGenFramebuffers(1, &framebuffer);
+  glBindFramebuffer(GL_FRAMEBUFFER, framebuffer);
+  glFramebufferRenderbuffer(GL_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_RENDERBUFFER, renderbuffer);
+  const GLenum status = glCheckFramebufferStatus(GL_FRAMEBUFFER);
+  if (status == GL_FRAMEBUFFER_COMPLETE) {
+    glViewport(0, 0, kW, kH);
+    glClearColor(0.2f, 0.4f, 0.6f, 0.8f);
+    glClear(GL_COLOR_BUFFER_BIT);
+    glFinish();
+  }
+  const GLenum error = glGetError();
+  glBindFramebuffer(GL_FRAMEBUFFER, 0);
+  glDeleteFramebuffers(1, &framebuffer);
+  glDeleteRenderbuffers(1, &renderbuffer);
+  destroy_image(context.display(), image);
+  if (status != GL_FRAMEBUFFER_COMPLETE || error != GL_NO_ERROR) {
+    return fail(ErrorCode::Unavailable, "an imported ", buffer_name(buffer), " as a render target: ",
+                status != GL_FRAMEBUFFER_COMPLETE ? "framebuffer incomplete" : gl_error_name(error));
+  }
+  MEMHAL_ASSIGN_OR_RETURN(TensorMap map, buffer.map(CpuAccess::Read));
+  const uint8_t want[4] = {51, 102, 153, 204};
+  for (int64_t y = 0; y < kH; ++y) {
+    for (int64_t x = 0; x < kW * 4; ++x) {
+      const auto got = static_cast<int>(map.data()[y * buffer.strides()[0] + x]);
+      if (std::abs(got - want[x % 4]) > 1) {
+        return fail(ErrorCode::Unavailable, "GL drew into an imported ", buffer_name(buffer), " but byte ", x,
+                    " of row ", y, " holds ", got, ", not ", int{want[x % 4]});
+      }
+    }
+  }
+  return {};
+}
+
+}  // namespace
+
+void probe_dma_buf(GlContext& context, GlDriverInfo& info) {
+  if (!context.info().dma_buf_import) {
+    info.dma_buf_import_why = info.dma_buf_render_why = "no EGL_EXT_image_dma_buf_import";
+    return;
+  }
+  auto imported = probe_import(context);
+  info.dma_buf_import_works = imported.has_value();
+  if (!imported) info.dma_buf_import_why = imported.error().message();
+  auto rendered = probe_render(context);
+  info.dma_buf_render_works = rendered.has_value();
+  if (!rendered) info.dma_buf_render_why = rendered.error().message();
+  while (glGetError() != GL_NO_ERROR) {
+  }
 }
 
 }  // namespace memhal::detail::gl

@@ -33,6 +33,7 @@
 #include <array>
 #include <cstdint>
 #include <memhal/error.hpp>
+#include <memhal/image_processor.hpp>
 #include <memory>
 #include <optional>
 #include <string>
@@ -69,6 +70,11 @@ struct DmaBufImage {
 /// The DRM fourcc of a multi-plane YUV format, whose planes can be one EGLImage; 0 for the
 /// others (RGB and packed YUV formats are imported plane by plane, as bytes).
 uint32_t whole_image_fourcc(PixelFormat format) noexcept;
+
+/// Whether `context`'s driver imports a DMA-BUF and samples its bytes, and renders into one,
+/// tried for real on a small buffer (a DMA-BUF, else a memfd); the reason when not. On the GL
+/// thread. Fills the `dma_buf_*_works` / `_why` fields of `info`.
+void probe_dma_buf(GlContext& context, GlDriverInfo& info);
 
 class DmaBufImporter {
  public:
