@@ -153,6 +153,17 @@ void bind_image_processor(py::module_& m) {
           "range='full'); rotation: clockwise degrees (90), a Rotation or its wire string ('cw90'); "
           "pad=(r, g, b, a), mean=, std=, swap_rb=, dst_format=.")
       .def(
+          "convert_batch",
+          [](ImageProcessor& self, const std::vector<Tensor>& srcs, Tensor& dst, const py::kwargs& kw) {
+            const ConvertOptions options = convert_options(kw);
+            py::gil_scoped_release unlocked;
+            unwrap(self.convert_batch(srcs, dst, options));
+          },
+          py::arg("srcs"), py::arg("dst"),
+          "Fills the batch dst ({N, C, H, W} or {N, H, W, C}, N = len(srcs)) from frames of any sizes and "
+          "formats in one call (the GIL is released); options as convert. Nothing is written when a frame is "
+          "refused.")
+      .def(
           "create_image",
           [](const ImageProcessor& self, int64_t w, int64_t h, py::object format, py::object dtype, py::object memory) {
             return unwrap(self.create_image(w, h, to_vocabulary<PixelFormat>(format, "create_image"),
