@@ -29,6 +29,7 @@
 #include <memhal/vocabulary.hpp>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -134,6 +135,15 @@ class MEMHAL_EXPORT ImageProcessor {
   /// it); `NotHostAddressable` for memory the CPU cannot map (Cuda).
   Result<void> convert(const Tensor& src, Tensor& dst, const ConvertOptions& options = {});
 
+  /// Fills a batch from `srcs.size()` frames in one call (multi-camera models): frame i, of any
+  /// size and format, is converted as `convert` would into image i of `dst`, a plain `{N, C, H,
+  /// W}` (planar) or `{N, H, W, C}` (interleaved) tensor with N = `srcs.size()`; the format is
+  /// inferred per image as for `convert` (or `options.dst_format`). Plans are cached per
+  /// geometry, so frames of a few distinct sizes cost no re-planning from call to call. Every
+  /// frame is checked before any is written: errors as `convert`, naming the frame, and
+  /// `InvalidArgument` for an empty `srcs` or a destination that is no such batch.
+  Result<void> convert_batch(std::span<const Tensor> srcs, Tensor& dst, const ConvertOptions& options = {});
+
   /// Worker threads in use.
   unsigned threads() const noexcept;
 
@@ -166,6 +176,10 @@ class MEMHAL_EXPORT ImageProcessor {
  private:
   struct Impl;
   explicit ImageProcessor(std::unique_ptr<Impl> impl);
+  struct Checked;  // a conversion checked completely, nothing written yet
+  static Result<Checked> check(const Tensor& src, const Tensor& dst, const ConvertOptions& options);
+  // Runs a conversion `check` accepted; the caller holds the lock.
+  Result<void> convert_checked(const Tensor& src, Tensor& dst, const Checked& c, const ConvertOptions& options);
   std::unique_ptr<Impl> impl_;
 };
 

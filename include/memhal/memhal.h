@@ -363,6 +363,12 @@ MEMHAL_C_API void memhal_image_processor_free(memhal_image_processor_t* processo
  *  option field holding no code of its vocabulary is MEMHAL_ERROR_INVALID_ARGUMENT, naming it. */
 MEMHAL_C_API int memhal_image_processor_convert(memhal_image_processor_t* processor, const memhal_tensor_t* src,
                                                 memhal_tensor_t* dst, const memhal_convert_options_t* options);
+/** Fills the batch `dst` (a plain {N, C, H, W} or {N, H, W, C} tensor, N = `count`) from the
+ *  `count` frames `srcs` (any sizes and formats), one call; ImageProcessor::convert_batch.
+ *  Nothing is written when any frame is refused (the message names it). */
+MEMHAL_C_API int memhal_image_processor_convert_batch(memhal_image_processor_t* processor,
+                                                      const memhal_tensor_t* const* srcs, size_t count,
+                                                      memhal_tensor_t* dst, const memhal_convert_options_t* options);
 
 /* ---- channels (tensors and frames between processes) ---- */
 

@@ -283,3 +283,23 @@ def test_a_backend_is_an_image_backend_its_wire_string_or_its_code_and_nothing_e
         memhal.ImageProcessor(backend=1.5)
     with pytest.raises(memhal.InvalidArgumentError, match="backend: unknown ImageBackend code 7"):
         memhal.ImageProcessor(backend=7)
+
+
+def test_convert_batch_fills_each_image_from_frames_of_different_sizes_and_formats():
+    red = memhal.Tensor.image(8, 4, "rgb", memory="mem")
+    with red.map("write") as m:
+        a = np.asarray(m)
+        a[..., 0], a[..., 1], a[..., 2] = 255, 0, 0
+    grey = memhal.Tensor.image(6, 6, "grey", memory="mem")
+    with grey.map("write") as m:
+        np.asarray(m)[...] = 51
+    batch = memhal.Tensor((2, 3, 4, 4), "f32", memory="mem")
+    processor = memhal.ImageProcessor(threads=1)
+    processor.convert_batch([red, grey], batch)
+    with batch.map("read") as m:
+        out = np.asarray(m)
+    np.testing.assert_allclose(out[0, 0], 1.0, atol=1e-6)
+    np.testing.assert_allclose(out[0, 1:], 0.0, atol=1e-6)
+    np.testing.assert_allclose(out[1], 0.2, atol=1e-6)
+    with pytest.raises(memhal.InvalidArgumentError, match="frame count"):
+        processor.convert_batch([red], batch)

@@ -179,6 +179,25 @@ int memhal_image_processor_convert(memhal_image_processor_t* processor, const me
   });
 }
 
+int memhal_image_processor_convert_batch(memhal_image_processor_t* processor, const memhal_tensor_t* const* srcs,
+                                         size_t count, memhal_tensor_t* dst, const memhal_convert_options_t* options) {
+  return guarded([&] {
+    MEMHAL_C_REQUIRE(processor != nullptr && dst != nullptr && (srcs != nullptr || count == 0),
+                     "memhal_image_processor_convert_batch: NULL argument");
+    std::vector<Tensor> frames;
+    frames.reserve(count);
+    for (size_t i = 0; i < count; ++i) {
+      MEMHAL_C_REQUIRE(srcs[i] != nullptr,
+                       "memhal_image_processor_convert_batch: srcs[" + std::to_string(i) + "] is NULL");
+      frames.push_back(srcs[i]->tensor);
+    }
+    ConvertOptions converted;
+    if (options != nullptr && !convert_options(*options, converted)) return kInvalid;
+    auto done = processor->processor.convert_batch(frames, dst->tensor, converted);
+    return done ? MEMHAL_OK : fail(done.error());
+  });
+}
+
 int memhal_channel_pair(memhal_channel_t** a, memhal_channel_t** b) {
   c_api::clear(a);
   c_api::clear(b);

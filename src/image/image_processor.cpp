@@ -264,8 +264,14 @@ Result<Tensor> ImageProcessor::create_image(int64_t width, int64_t height, Pixel
   return Tensor::image(width, height, format, std::nullopt, dtype);
 }
 
-Result<void> ImageProcessor::convert(const Tensor& src, Tensor& dst, const ConvertOptions& options) {
-  MEMHAL_TRY(check_options(options));
+struct ImageProcessor::Checked {
+  detail::ImageRef src;
+  detail::ImageRef dst;
+  Rect crop;
+};
+
+Result<ImageProcessor::Checked> ImageProcessor::check(const Tensor& src, const Tensor& dst,
+                                                      const ConvertOptions& options) {
   const auto src_format = src.pixel_format();
   if (!src_format) {
     return detail::fail(ErrorCode::InvalidArgument, "source '", src.name(),
@@ -282,17 +288,21 @@ Result<void> ImageProcessor::convert(const Tensor& src, Tensor& dst, const Conve
     return detail::fail(ErrorCode::InvalidArgument, "convert in place ('", src.name(),
                         "' and its destination share storage) is not supported");
   }
-  MEMHAL_ASSIGN_OR_RETURN(const detail::ImageRef src_geometry, detail::describe(src.layout(), *src_format, "source"));
-  MEMHAL_TRY(check_sizes(src_geometry, "source"));
-  MEMHAL_ASSIGN_OR_RETURN(const Rect crop, check_crop(options, src_geometry));
-  MEMHAL_ASSIGN_OR_RETURN(const detail::ImageRef dst_geometry,
-                          detail::describe(dst.layout(), dst_format, "destination"));
-  MEMHAL_TRY(check_sizes(dst_geometry, "destination"));
-  std::lock_guard lock(impl_->mutex);
+  Checked c;
+  MEMHAL_ASSIGN_OR_RETURN(c.src, detail::describe(src.layout(), *src_format, "source"));
+  MEMHAL_TRY(check_sizes(c.src, "source"));
+  MEMHAL_ASSIGN_OR_RETURN(c.crop, check_crop(options, c.src));
+  MEMHAL_ASSIGN_OR_RETURN(c.dst, detail::describe(dst.layout(), dst_format, "destination"));
+  MEMHAL_TRY(check_sizes(c.dst, "destination"));
+  return c;
+}
+
+Result<void> ImageProcessor::convert_checked(const Tensor& src, Tensor& dst, const Checked& c,
+                                             const ConvertOptions& options) {
 #if MEMHAL_WITH_GL
   if (impl_->gl) {
     MEMHAL_ASSIGN_OR_RETURN(std::optional<std::string> refused,
-                            impl_->gl->convert(src, src_geometry, dst, dst_geometry, crop, options));
+                            impl_->gl->convert(src, c.src, dst, c.dst, c.crop, options));
     if (!refused) {
       ++impl_->stats.gl_calls;
       impl_->last = ImageBackend::Gl;
@@ -303,12 +313,56 @@ Result<void> ImageProcessor::convert(const Tensor& src, Tensor& dst, const Conve
   }
 #endif
   MEMHAL_ASSIGN_OR_RETURN(TensorMap in, src.map(CpuAccess::Read));
-  MEMHAL_ASSIGN_OR_RETURN(const detail::ImageRef src_ref, detail::resolve(src_geometry, in, "source"));
+  MEMHAL_ASSIGN_OR_RETURN(const detail::ImageRef src_ref, detail::resolve(c.src, in, "source"));
   MEMHAL_ASSIGN_OR_RETURN(TensorMap out, dst.map(CpuAccess::Write));
-  MEMHAL_ASSIGN_OR_RETURN(const detail::ImageRef dst_ref, detail::resolve(dst_geometry, out, "destination"));
-  impl_->cpu->run(src_ref, dst_ref, crop, options);
+  MEMHAL_ASSIGN_OR_RETURN(const detail::ImageRef dst_ref, detail::resolve(c.dst, out, "destination"));
+  impl_->cpu->run(src_ref, dst_ref, c.crop, options);
   ++impl_->stats.cpu_calls;
   impl_->last = ImageBackend::Cpu;
+  return {};
+}
+
+Result<void> ImageProcessor::convert(const Tensor& src, Tensor& dst, const ConvertOptions& options) {
+  MEMHAL_TRY(check_options(options));
+  MEMHAL_ASSIGN_OR_RETURN(const Checked checked, check(src, dst, options));
+  std::lock_guard lock(impl_->mutex);
+  return convert_checked(src, dst, checked, options);
+}
+
+Result<void> ImageProcessor::convert_batch(std::span<const Tensor> srcs, Tensor& dst, const ConvertOptions& options) {
+  MEMHAL_TRY(check_options(options));
+  const auto shape = dst.shape();
+  if (dst.pixel_format() || shape.size() != 4 || shape[0] != static_cast<int64_t>(srcs.size()) || srcs.empty()) {
+    return detail::fail(ErrorCode::InvalidArgument, "convert_batch of ", srcs.size(), " frames into '", dst.name(),
+                        "' of rank ", shape.size(), shape.empty() ? "" : " and batch size ",
+                        shape.empty() ? 0 : shape[0],
+                        ": the destination must be a plain {N, C, H, W} or {N, H, W, C} tensor with N = the frame "
+                        "count (at least 1)");
+  }
+  // Every frame is checked before any is written: a bad one leaves the whole batch untouched.
+  std::vector<Tensor> slices;
+  std::vector<Checked> checked;
+  slices.reserve(srcs.size());
+  checked.reserve(srcs.size());
+  for (std::size_t i = 0; i < srcs.size(); ++i) {
+    const auto at = static_cast<int64_t>(i);
+    MEMHAL_ASSIGN_OR_RETURN(Tensor slice, dst.slice(0, at, at + 1));
+    auto one = check(srcs[i], slice, options);
+    if (!one) {
+      return detail::fail(one.error().code(), "convert_batch, frame ", i, " of ", srcs.size(), ": ",
+                          one.error().message());
+    }
+    slices.push_back(std::move(slice));
+    checked.push_back(std::move(*one));
+  }
+  std::lock_guard lock(impl_->mutex);
+  for (std::size_t i = 0; i < srcs.size(); ++i) {
+    auto done = convert_checked(srcs[i], slices[i], checked[i], options);
+    if (!done) {
+      return detail::fail(done.error().code(), "convert_batch, frame ", i, " of ", srcs.size(), ": ",
+                          done.error().message());
+    }
+  }
   return {};
 }
 

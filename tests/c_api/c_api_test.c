@@ -407,6 +407,27 @@ static void test_image_processor(void) {
   memhal_map_free(map);
   options.flip = 9;
   CHECK(memhal_image_processor_convert(processor, src, dst, &options) == MEMHAL_ERROR_INVALID_ARGUMENT);
+  memhal_tensor_free(dst);
+  dst = NULL;
+  {
+    /* A batch of two from the same frame: both images written, and a count that is not the
+     * batch size refused. */
+    const int64_t shape[4] = {2, 3, 4, 8};
+    const memhal_tensor_t* frames[2];
+    const float* out = NULL;
+    frames[0] = src;
+    frames[1] = src;
+    options = memhal_convert_options_default();
+    CHECK_OK(memhal_tensor_create(shape, 4, MEMHAL_DTYPE_F32, MEMHAL_MEMORY_KIND_MEM, "batch", &dst));
+    CHECK_OK(memhal_image_processor_convert_batch(processor, frames, 2, dst, &options));
+    CHECK_OK(memhal_tensor_map(dst, MEMHAL_CPU_ACCESS_READ, &map));
+    out = (const float*)memhal_map_data(map);
+    CHECK(out[0] > 0.99f && out[3 * 4 * 8] > 0.99f && out[2 * 3 * 4 * 8 - 1] > 0.99f);
+    memhal_map_free(map);
+    CHECK(memhal_image_processor_convert_batch(processor, frames, 1, dst, &options) == MEMHAL_ERROR_INVALID_ARGUMENT);
+    CHECK(strstr(memhal_last_error_message(), "convert_batch") != NULL);
+    CHECK(memhal_image_processor_convert_batch(processor, NULL, 2, dst, &options) == MEMHAL_ERROR_INVALID_ARGUMENT);
+  }
   memhal_tensor_free(src);
   memhal_tensor_free(dst);
   memhal_image_processor_free(processor);

@@ -291,6 +291,93 @@ TEST(ImageProcessor, EveryCompiledInstructionSetMatchesTheReference) {
   }
 }
 
+// 8-bit outputs decode and resample in 16-bit fixed point (Q6); on every compiled instruction
+// set, random geometries (odd sizes, crops, flips, rotations, letterbox bars, nearest and
+// bilinear at every kind of step) must stay within the reference's +-1, as must f16 outputs
+// (rounded in registers where the half is normal).
+TEST(ImageProcessor, IntegerPathAndHalfOutputsMatchTheReferenceOnEveryInstructionSet) {
+  const std::vector<PixelFormat> inputs{PixelFormat::Nv12, PixelFormat::Nv21, PixelFormat::Nv16,
+                                        PixelFormat::Nv24, PixelFormat::I420, PixelFormat::Yuyv,
+                                        PixelFormat::Uyvy, PixelFormat::Vyuy, PixelFormat::Rgb,
+                                        PixelFormat::Bgra, PixelFormat::Grey, PixelFormat::PlanarRgba};
+  const std::vector<PixelFormat> outputs{PixelFormat::Rgb,       PixelFormat::Bgr,  PixelFormat::Rgba,
+                                         PixelFormat::Bgra,      PixelFormat::Grey, PixelFormat::PlanarRgb,
+                                         PixelFormat::PlanarRgba};
+  struct Restore {
+    ~Restore() { hwy::SetSupportedTargetsForTest(0); }
+  } restore;
+  for (int64_t target : hwy::SupportedAndGeneratedTargets()) {
+    hwy::SetSupportedTargetsForTest(target);
+    std::mt19937 rng(31);
+    auto pick = [&](int64_t n) { return std::uniform_int_distribution<int64_t>(0, n - 1)(rng); };
+    auto proc = processor(1);
+    for (int iteration = 0; iteration < 60; ++iteration) {
+      const PixelFormat from = inputs[pick(inputs.size())];
+      const PixelFormat to = outputs[pick(outputs.size())];
+      const DType dtype = iteration % 10 == 9 ? DType::F16 : pick(2) ? DType::U8 : DType::I8;
+      const auto info = *pixel_format_info(from);
+      const int64_t ax = 1 << info.chroma_shift_x, ay = 1 << info.chroma_shift_y;
+      const int64_t sw = (1 + pick(90)) * ax, sh = (1 + pick(40)) * ay;
+      const int64_t dw = 1 + pick(70), dh = 1 + pick(40);
+      ASSERT_OK_AND_ASSIGN(Tensor src, Tensor::image(sw, sh, from, MemoryKind::Mem));
+      fill_random(src, rng);
+      ASSERT_OK_AND_ASSIGN(Tensor dst, Tensor::image(dw, dh, to, MemoryKind::Mem, dtype));
+      ConvertOptions o;
+      if (pick(3) == 0) {
+        Rect c;
+        c.x = pick(sw / ax) * ax;
+        c.y = pick(sh / ay) * ay;
+        c.width = 1 + pick(sw - c.x);
+        c.height = 1 + pick(sh - c.y);
+        o.crop = c;
+      }
+      o.flip = static_cast<Flip>(pick(4));
+      o.rotation = pick(4) == 0 ? Rotation::Cw90 : pick(3) == 0 ? Rotation::Cw180 : Rotation::None;
+      o.resize = static_cast<ResizeMode>(pick(2));
+      o.interpolation = pick(2) ? Interpolation::Bilinear : Interpolation::Nearest;
+      o.matrix = static_cast<ColorMatrix>(pick(2));
+      o.range = static_cast<ColorRange>(pick(2));
+      o.pad = {uint8_t(pick(256)), uint8_t(pick(256)), uint8_t(pick(256)), uint8_t(pick(256))};
+      o.mean = {0.485f, 0.456f, 0.406f, 0.5f};
+      o.std = {0.229f, 0.224f, 0.225f, 0.25f};
+      o.swap_rb = pick(4) == 0;
+      ASSERT_OK(proc.convert(src, dst, o));
+      EXPECT_EQ(report(reference::compare(src, dst, o)), "")
+          << hwy::TargetName(target) << ": " << to_string(from) << " " << sw << "x" << sh << " -> " << to_string(to)
+          << " " << to_string(dtype) << " " << dw << "x" << dh << " flip " << int(o.flip) << " rotation "
+          << int(o.rotation) << " resize " << int(o.resize) << " interpolation " << int(o.interpolation);
+    }
+  }
+}
+
+// Every Y, U and V code (1:1, so no resampling blurs the decode): the fixed-point decoder of
+// the integer path within +-1 of the reference, both matrices, both ranges.
+TEST(ImageProcessor, IntegerDecodeOfEveryYuvCodeMatchesTheReference) {
+  ASSERT_OK_AND_ASSIGN(Tensor src, Tensor::image(256, 256, PixelFormat::Nv24, MemoryKind::Mem));
+  {
+    auto map = *src.map(CpuAccess::Write);
+    const auto planes = map.layout().planes();
+    for (int64_t y = 0; y < 256; ++y) {
+      for (int64_t x = 0; x < 256; ++x) {
+        map.plane(0)[y * planes[0].pitch + x] = std::byte(x);
+        map.plane(1)[y * planes[1].pitch + 2 * x] = std::byte(y);
+        map.plane(1)[y * planes[1].pitch + 2 * x + 1] = std::byte((x * 7 + y * 13) & 0xFF);
+      }
+    }
+  }
+  auto proc = processor(1);
+  for (ColorMatrix matrix : {ColorMatrix::Bt601, ColorMatrix::Bt709}) {
+    for (ColorRange range : {ColorRange::Limited, ColorRange::Full}) {
+      ASSERT_OK_AND_ASSIGN(Tensor dst, Tensor::image(256, 256, PixelFormat::Rgb, MemoryKind::Mem));
+      ConvertOptions o;
+      o.matrix = matrix;
+      o.range = range;
+      ASSERT_OK(proc.convert(src, dst, o));
+      EXPECT_EQ(report(reference::compare(src, dst, o)), "") << int(matrix) << " " << int(range);
+    }
+  }
+}
+
 TEST(ImageProcessor, WritesOneImageOfABatchAndLeavesTheOthersAlone) {
   ASSERT_OK_AND_ASSIGN(Tensor batch, Tensor::create({3, 3, 16, 16}, DType::F32, MemoryKind::Mem));
   {
@@ -461,6 +548,65 @@ TEST_F(BadInput, UnmappableMemoryIsRefused) {
   }
   EXPECT_TRUE(released);
   expect_untouched();
+}
+
+// convert_batch: frames of different sizes and formats into one {N, C, H, W} or {N, H, W, C}
+// batch, each image as convert would write it; called twice, so the cached plans of every
+// geometry are reused in between; a bad frame leaves the whole batch unwritten.
+TEST(ImageProcessorBatch, FramesOfDifferentSizesAndFormatsFillEachImage) {
+  std::mt19937 rng(29);
+  auto proc = processor(2);
+  std::vector<Tensor> frames;
+  const std::array<std::tuple<int64_t, int64_t, PixelFormat>, 4> kinds{
+      std::tuple{64, 48, PixelFormat::Nv12}, std::tuple{50, 30, PixelFormat::Yuyv},
+      std::tuple{33, 41, PixelFormat::Bgr}, std::tuple{64, 48, PixelFormat::Nv12}};
+  for (const auto& [w, h, format] : kinds) {
+    ASSERT_OK_AND_ASSIGN(Tensor t, Tensor::image(w, h, format, MemoryKind::Mem));
+    fill_random(t, rng);
+    frames.push_back(std::move(t));
+  }
+  ConvertOptions o;
+  o.resize = ResizeMode::Letterbox;
+  o.mean = {0.485f, 0.456f, 0.406f, 0.5f};
+  o.std = {0.229f, 0.224f, 0.225f, 0.25f};
+  for (const bool planar : {true, false}) {
+    ASSERT_OK_AND_ASSIGN(Tensor batch, planar ? Tensor::create({4, 3, 24, 32}, DType::F32, MemoryKind::Mem)
+                                              : Tensor::create({4, 24, 32, 3}, DType::U8, MemoryKind::Mem));
+    for (int round = 0; round < 2; ++round) {
+      ASSERT_OK(proc.convert_batch(frames, batch, o));
+      for (int64_t i = 0; i < 4; ++i) {
+        ASSERT_OK_AND_ASSIGN(Tensor one, batch.slice(0, i, i + 1));
+        EXPECT_EQ(report(reference::compare(frames[static_cast<std::size_t>(i)], one, o)), "")
+            << "image " << i << (planar ? " planar f32" : " interleaved u8") << " round " << round;
+      }
+    }
+  }
+}
+
+TEST(ImageProcessorBatch, ABadFrameOrBatchShapeWritesNothing) {
+  auto proc = processor(1);
+  ASSERT_OK_AND_ASSIGN(Tensor good, Tensor::image(16, 16, PixelFormat::Rgb, MemoryKind::Mem));
+  ASSERT_OK_AND_ASSIGN(Tensor wide, Tensor::image(16, 16, PixelFormat::Rgb, MemoryKind::Mem, DType::F32));
+  ASSERT_OK_AND_ASSIGN(Tensor batch, Tensor::create({2, 3, 8, 8}, DType::F32, MemoryKind::Mem));
+  {
+    auto map = *batch.map(CpuAccess::Write);
+    auto floats = *map.span<float>();
+    std::fill(floats.begin(), floats.end(), -7.0f);
+  }
+  const std::vector<Tensor> bad{good, wide};  // f32 sources are not converted
+  const auto error = proc.convert_batch(bad, batch);
+  ASSERT_FALSE(error);
+  EXPECT_EQ(error.error().code(), ErrorCode::NotImplemented);
+  EXPECT_NE(error.error().message().find("frame 1 of 2"), std::string::npos) << error.error().message();
+  const std::vector<Tensor> three{good, good, good};
+  EXPECT_ERROR(ErrorCode::InvalidArgument, proc.convert_batch(three, batch));
+  EXPECT_ERROR(ErrorCode::InvalidArgument, proc.convert_batch(std::span<const Tensor>(), batch));
+  ASSERT_OK_AND_ASSIGN(Tensor image, Tensor::image(8, 8, PixelFormat::Rgb, MemoryKind::Mem));
+  const std::vector<Tensor> one{good};
+  EXPECT_ERROR(ErrorCode::InvalidArgument, proc.convert_batch(one, image));
+  auto map = *batch.map(CpuAccess::Read);
+  const auto floats = *map.span<const float>();
+  for (float v : floats) ASSERT_EQ(v, -7.0f);
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 #include "image/cpu/cpu_converter.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 
@@ -10,6 +11,27 @@ namespace memhal::detail {
 namespace {
 
 constexpr int64_t kStreamBytes = int64_t{2} << 20;
+
+// Destinations the integer path writes: 8-bit RGB-family pixels, planes or grey, dense.
+bool q6_writable(const ImageRef& dst) {
+  switch (dst.format) {
+    case PixelFormat::Rgb:
+    case PixelFormat::Bgr:
+    case PixelFormat::Rgba:
+    case PixelFormat::Bgra: {
+      const int64_t channels = pixel_format_info(dst.format)->channels;
+      return dst.plane_count == 1 && dst.planes[0].comp == 1 && dst.planes[0].pixel == channels;
+    }
+    case PixelFormat::Grey:
+    case PixelFormat::PlanarRgb:
+    case PixelFormat::PlanarRgba:
+      for (int i = 0; i < dst.plane_count; ++i) {
+        if (dst.planes[i].pixel != 1) return false;
+      }
+      return true;
+    default: return false;
+  }
+}
 
 bool pairs_rows(PixelFormat format) {
   return format == PixelFormat::Nv12 || format == PixelFormat::I420;
@@ -51,23 +73,64 @@ Result<std::unique_ptr<CpuConverter>> CpuConverter::create(unsigned threads) {
   return std::unique_ptr<CpuConverter>(new CpuConverter(std::move(pool)));
 }
 
+void CpuConverter::Plan::build_q6() {
+  const Geometry& g = geometry;
+  const AxisTaps& h = g.horizontal;
+  const int64_t n = g.content.width;
+  const auto q15 = [](float w) { return static_cast<int16_t>(std::min(32767L, std::lround(w * 32768.0f))); };
+  q6_positions.clear();
+  q6_index.clear();
+  q6_weight.clear();
+  q6_direct = h.single_tap;
+  if (h.single_tap) {
+    q6_positions.assign(h.index.begin(), h.index.begin() + n);
+  } else if (g.positions >= 2 * n) {
+    // Downscaling by 2 or more: decode only the two pixels each output blends.
+    for (int64_t o = 0; o < n; ++o) {
+      q6_positions.push_back(h.index[o]);
+      q6_positions.push_back(static_cast<int32_t>(std::min<int64_t>(h.index[o] + 1, g.positions - 1)));
+      q6_index.push_back(static_cast<int32_t>(2 * o));
+      q6_weight.push_back(q15(h.weight[o]));
+    }
+  } else {
+    for (int64_t o = 0; o < n; ++o) {
+      q6_index.push_back(h.index[o]);
+      q6_weight.push_back(q15(h.weight[o]));
+    }
+  }
+  q6_vertical.clear();
+  for (float w : g.vertical.weight) q6_vertical.push_back(q15(w));
+  q6_sample_stale = true;
+}
+
 void CpuConverter::prepare(const ImageRef& src, const ImageRef& dst, const Rect& crop, const ConvertOptions& options) {
   const Key key{crop, options.flip, options.rotation, options.resize, options.interpolation, dst.width, dst.height};
-  if (!has_key_ || !(key == key_)) {
-    geometry_.build(crop, dst.width, dst.height, options);
-    key_ = key;
-    has_key_ = true;
-    const auto& h = geometry_.horizontal;
-    horizontal_identity_ = h.two_tap && !geometry_.column_lines && geometry_.positions == geometry_.content.width &&
-                           !geometry_.mirror_positions;
-    for (int64_t o = 0; horizontal_identity_ && o < geometry_.content.width; ++o) {
-      horizontal_identity_ = h.index[o] == o && h.weight[o] == 0.0f;
+  auto found = std::find_if(plans_.begin(), plans_.end(), [&](const auto& p) { return p->key == key; });
+  if (found == plans_.end()) {
+    if (plans_.size() < kPlans) plans_.push_back(std::make_unique<Plan>());
+    found = plans_.end() - 1;  // the least recently used one is rebuilt (its vectors reused)
+    Plan& p = **found;
+    p.key = key;
+    p.geometry.build(crop, dst.width, dst.height, options);
+    const auto& h = p.geometry.horizontal;
+    p.horizontal_identity = h.two_tap && !p.geometry.column_lines && p.geometry.positions == p.geometry.content.width &&
+                            !p.geometry.mirror_positions;
+    for (int64_t o = 0; p.horizontal_identity && o < p.geometry.content.width; ++o) {
+      p.horizontal_identity = h.index[o] == o && h.weight[o] == 0.0f;
     }
     // Upscaling reuses each resampled line for several output rows: cache them. Downscaling
     // uses a line at most twice: blending the two source lines first halves the resampling.
-    cache_lines_ = geometry_.lines < geometry_.content.height;
-    plan_stale_ = true;
+    p.cache_lines = p.geometry.lines < p.geometry.content.height;
+    p.sample_stale = true;
+    if (h.two_tap && p.geometry.vertical.two_tap && !p.geometry.column_lines) {
+      p.build_q6();
+    } else {
+      p.q6_positions.clear(), p.q6_index.clear(), p.q6_weight.clear(), p.q6_vertical.clear();
+      p.q6_sample_stale = true;
+    }
   }
+  std::rotate(plans_.begin(), found, found + 1);
+  plan_ = plans_.front().get();
   src_ = &src;
   dst_ = &dst;
   coeffs_ = color_coeffs(options.matrix, options.range);
@@ -87,26 +150,49 @@ void CpuConverter::prepare(const ImageRef& src, const ImageRef& dst, const Rect&
   channels_ = alpha_ ? 4 : 3;
   copy_bars_ = rows_copyable(dst);
   // Nearest sampling along rows decodes only the pixels the output shows.
-  sampled_ = geometry_.horizontal.single_tap && !geometry_.column_lines && !horizontal_identity_ &&
+  sampled_ = plan_->geometry.horizontal.single_tap && !plan_->geometry.column_lines && !plan_->horizontal_identity &&
              sampled_rows_supported(src);
-  if (sampled_ && (plan_stale_ || plan_.format != src.format)) {
-    plan_.build(src.format, geometry_.horizontal.index.data(), geometry_.content.width);
-    plan_stale_ = false;
+  if (sampled_ && (plan_->sample_stale || plan_->sample.format != src.format)) {
+    plan_->sample.build(src.format, plan_->geometry.horizontal.index.data(), plan_->geometry.content.width);
+    plan_->sample_stale = false;
   }
-  direct_ = sampled_ && plan_.chunks > 0 && dst.format == PixelFormat::PlanarRgb && dst.dtype == DType::F32 &&
-            geometry_.vertical.two_tap && !cache_lines_ && !alpha_ && !fill_alpha_;
+  direct_ = sampled_ && plan_->sample.chunks > 0 && dst.format == PixelFormat::PlanarRgb && dst.dtype == DType::F32 &&
+            plan_->geometry.vertical.two_tap && !plan_->cache_lines && !alpha_ && !fill_alpha_;
   for (int i = 0; direct_ && i < 3; ++i) direct_ = dst.planes[i].pixel == static_cast<int64_t>(sizeof(float));
+  // 8-bit outputs decode and resample in 16-bit fixed point (Q6), never through float.
+  q6_ = !plan_->q6_vertical.empty() && (dst.dtype == DType::U8 || dst.dtype == DType::I8) && q6_writable(dst) &&
+        q6_readable(src);
+  if (q6_) {
+    fixed_ = kernels::fixed_coeffs(coeffs_);
+    flip_ = dst.dtype == DType::I8 ? 0x80 : 0;
+    for (int j = 0; j < params_.channels; ++j) pad8_[j] = static_cast<uint8_t>(pad_[params_.order[j]]) ^ flip_;
+    if (dst.format == PixelFormat::Grey) {
+      pad8_[0] =
+          static_cast<uint8_t>(std::lrint(coeffs_.kr * pad_[0] + coeffs_.kg * pad_[1] + coeffs_.kb * pad_[2])) ^ flip_;
+    }
+    if (!plan_->q6_positions.empty() && (plan_->q6_sample_stale || plan_->q6_sample.format != src.format)) {
+      plan_->q6_sample.build(src.format, plan_->q6_positions.data(), static_cast<int64_t>(plan_->q6_positions.size()));
+      plan_->q6_sample_stale = false;
+    }
+  }
 
-  const auto positions = static_cast<std::size_t>(geometry_.positions);
-  const auto content_w = static_cast<std::size_t>(geometry_.content.width);
+  const auto positions = static_cast<std::size_t>(plan_->geometry.positions);
+  const auto content_w = static_cast<std::size_t>(plan_->geometry.content.width);
   const auto dst_w = static_cast<std::size_t>(dst.width);
   for (Scratch& s : scratch_) {
     grow(s.line, 2 * 4 * (std::max(positions, content_w) + 1));
     grow(s.cache, 2 * 4 * content_w);
     grow(s.rows, 3 * 4 * dst_w);
     grow(s.scratch, std::max(dst_w, 4 * content_w));
-    grow(s.staging, std::max(2 * positions + 2, 3 * content_w));
+    grow(s.staging, std::max(3 * positions + 2, 6 * content_w));
     s.tags = {-1, -1};
+    if (q6_) {
+      grow(s.q6_lines, 2 * 4 * content_w);
+      grow(s.q6_decoded, 4 * (std::max(positions, 2 * content_w) + 1));
+      grow(s.q6_row, 5 * content_w);
+      grow(s.bytes, 4 * dst_w);
+      s.q6_tags = {-1, -1};
+    }
   }
   // A few tasks per thread balance uneven rows (padding is cheap); 4:2:0 needs row pairs.
   const int64_t tasks = std::max<int64_t>(1, std::min<int64_t>(dst.height / 2, 3 * int64_t{pool_->size()}));
@@ -123,7 +209,11 @@ void CpuConverter::task(void* self, unsigned worker, int task) {
   auto* converter = static_cast<CpuConverter*>(self);
   const int64_t y0 = task * converter->rows_per_task_;
   const int64_t y1 = std::min(converter->dst_->height, y0 + converter->rows_per_task_);
-  converter->process(converter->scratch_[worker], y0, y1);
+  if (converter->q6_) {
+    converter->process_q6(converter->scratch_[worker], y0, y1);
+  } else {
+    converter->process(converter->scratch_[worker], y0, y1);
+  }
   // Non-temporal stores are not ordered by the pool's release of the task.
   if (converter->params_.stream) kernels::flush_streams();
 }
@@ -131,7 +221,7 @@ void CpuConverter::task(void* self, unsigned worker, int task) {
 void CpuConverter::process(Scratch& s, int64_t y0, int64_t y1) {
   const int64_t width = dst_->width;
   const bool pairs = pairs_rows(dst_->format);
-  const Rect& box = geometry_.content;
+  const Rect& box = plan_->geometry.content;
   // Row buffers 0 and 1 take content rows, whose padding columns never change; buffer 2 is a
   // whole padding row. Filled once per task, so a row costs only what it shows.
   const RgbaRows slots[3] = {
@@ -167,8 +257,125 @@ void CpuConverter::process(Scratch& s, int64_t y0, int64_t y1) {
   }
 }
 
+// The integer path: each content row blends at most two cached Q6 lines, rounds them to bytes
+// and writes them (interleaved through a row of bytes per channel whose padding columns are
+// filled once per task; planar and grey straight into the destination's rows).
+void CpuConverter::process_q6(Scratch& s, int64_t y0, int64_t y1) {
+  const Geometry& g = plan_->geometry;
+  const Rect& box = g.content;
+  const int64_t width = dst_->width;
+  const int64_t cw = box.width;
+  const int out_channels = params_.channels;
+  const bool interleaved = dst_->plane_count == 1 && out_channels > 1;
+  uint8_t* bytes[4] = {};
+  for (int j = 0; j < out_channels; ++j) {
+    bytes[j] = s.bytes.data() + j * width;
+    std::fill(bytes[j], bytes[j] + box.x, pad8_[j]);
+    std::fill(bytes[j] + box.x + cw, bytes[j] + width, pad8_[j]);
+  }
+  // Row `y` of plane j: where its content bytes go, and the padding columns around them.
+  const auto plane_row = [&](int j, int64_t y) {
+    return reinterpret_cast<uint8_t*>(dst_->planes[j].base + y * dst_->planes[j].row);
+  };
+  const auto emit = [&](int64_t y) {
+    if (interleaved) {
+      kernels::interleave_8bit(bytes, out_channels, plane_row(0, y), width);
+      return;
+    }
+    for (int j = 0; j < out_channels; ++j) {
+      uint8_t* row = plane_row(j, y);
+      std::fill(row, row + box.x, pad8_[j]);
+      std::fill(row + box.x + cw, row + width, pad8_[j]);
+    }
+  };
+  int64_t written_bar = -1;
+  for (int64_t y = y0; y < y1; ++y) {
+    if (y < box.y || y >= box.y + box.height) {
+      if (copy_bars_ && written_bar >= 0) {
+        copy_row(*dst_, written_bar, y, false);
+        continue;
+      }
+      written_bar = y;
+      for (int j = 0; j < out_channels; ++j) {
+        if (interleaved) {
+          std::fill(bytes[j] + box.x, bytes[j] + box.x + cw, pad8_[j]);
+        } else {
+          std::fill(plane_row(j, y), plane_row(j, y) + width, pad8_[j]);
+        }
+      }
+      if (interleaved) kernels::interleave_8bit(bytes, out_channels, plane_row(0, y), width);
+      continue;
+    }
+    const int64_t r = y - box.y;
+    prefetch_next(r);
+    const int64_t l0 = g.vertical.index[r];
+    const int16_t w = plan_->q6_vertical[r];
+    const int16_t* a = q6_line(s, l0, -1);
+    const int16_t* rows = a;
+    if (w != 0) {
+      const int16_t* b = q6_line(s, l0 + 1, l0);
+      for (int c = 0; c < 4; ++c) {
+        if (c < channels_ || (c == 3 && fill_alpha_)) {
+          kernels::blend_q6(a + c * cw, b + c * cw, w, s.q6_row.data() + c * cw, cw);
+        }
+      }
+      rows = s.q6_row.data();
+    }
+    if (dst_->format == PixelFormat::Grey) {
+      // Full-range luma of the RGB, as the float path's luma_row.
+      const auto kr = static_cast<int32_t>(std::lround(coeffs_.kr * 32768.0f));
+      const auto kb = static_cast<int32_t>(std::lround(coeffs_.kb * 32768.0f));
+      const int32_t kg = 32768 - kr - kb;
+      int16_t* luma = s.q6_row.data() + 4 * cw;
+      for (int64_t x = 0; x < cw; ++x) {
+        luma[x] = static_cast<int16_t>((kr * rows[x] + kg * rows[cw + x] + kb * rows[2 * cw + x] + 16384) >> 15);
+      }
+      kernels::q6_to_8bit(luma, flip_, plane_row(0, y) + box.x, cw);
+      emit(y);
+      continue;
+    }
+    for (int j = 0; j < out_channels; ++j) {
+      const int16_t* in = rows + params_.order[j] * cw;
+      kernels::q6_to_8bit(in, flip_, interleaved ? bytes[j] + box.x : plane_row(j, y) + box.x, cw);
+    }
+    emit(y);
+  }
+}
+
+// A source line decoded and resampled along the row into Q6, from a two-line cache per worker.
+const int16_t* CpuConverter::q6_line(Scratch& s, int64_t line, int64_t keep) {
+  const Geometry& g = plan_->geometry;
+  const int64_t cw = g.content.width;
+  for (int i = 0; i < 2; ++i) {
+    if (s.q6_tags[i] == line) return s.q6_lines.data() + i * 4 * cw;
+  }
+  const int victim = s.q6_tags[0] == keep ? 1 : 0;
+  s.q6_tags[victim] = line;
+  int16_t* out = s.q6_lines.data() + victim * 4 * cw;
+  const Q6Rows target{out, cw};
+  const Plan& p = *plan_;
+  const bool want_alpha = channels_ == 4;
+  if (p.q6_direct) {
+    read_row_q6(*src_, g.crop.x, g.crop.y + line, p.q6_positions.data(), cw, fixed_, want_alpha, target,
+                s.staging.data(), p.q6_sample);
+  } else {
+    const bool all = p.q6_positions.empty();
+    const int64_t n = all ? g.positions : static_cast<int64_t>(p.q6_positions.size());
+    const Q6Rows decoded{s.q6_decoded.data(), n + 1};
+    read_row_q6(*src_, g.crop.x, g.crop.y + line, all ? nullptr : p.q6_positions.data(), n, fixed_, want_alpha, decoded,
+                s.staging.data(), p.q6_sample);
+    for (int c = 0; c < channels_; ++c) {
+      int16_t* in = decoded.channel(c);
+      in[n] = in[n - 1];  // the guard a zero-weight second tap may read
+      kernels::resample_2tap_q6(in, p.q6_index.data(), p.q6_weight.data(), target.channel(c), cw);
+    }
+  }
+  if (fill_alpha_) std::fill(target.channel(3), target.channel(3) + cw, int16_t{255 * 64});
+  return out;
+}
+
 RgbaRows CpuConverter::decode_line(Scratch& s, int64_t line, int slot) {
-  const Geometry& g = geometry_;
+  const Geometry& g = plan_->geometry;
   const int64_t n = g.positions;
   const RgbaRows raw{s.line.data() + slot * 4 * (n + 1), n + 1};
   if (g.column_lines) {
@@ -180,7 +387,7 @@ RgbaRows CpuConverter::decode_line(Scratch& s, int64_t line, int slot) {
 }
 
 void CpuConverter::resample(const RgbaRows& raw, const RgbaRows& target) {
-  const Geometry& g = geometry_;
+  const Geometry& g = plan_->geometry;
   const int64_t n = g.positions;
   const int64_t content_w = g.content.width;
   const AxisTaps& h = g.horizontal;
@@ -205,14 +412,14 @@ void CpuConverter::resample(const RgbaRows& raw, const RgbaRows& target) {
 }
 
 void CpuConverter::resample_line(Scratch& s, int64_t line, float* out) {
-  const Geometry& g = geometry_;
+  const Geometry& g = plan_->geometry;
   const RgbaRows target{out, g.content.width};
   if (sampled_) {
     read_row_sampled(*src_, g.crop.x, g.crop.y + line, g.horizontal.index.data(), g.content.width, coeffs_, alpha_,
-                     target, s.staging.data(), plan_);
+                     target, s.staging.data(), plan_->sample);
     return;
   }
-  if (horizontal_identity_) {
+  if (plan_->horizontal_identity) {
     read_row(*src_, g.crop.x, g.crop.y + line, g.positions, coeffs_, alpha_, target, s.staging.data());
     return;
   }
@@ -221,38 +428,41 @@ void CpuConverter::resample_line(Scratch& s, int64_t line, float* out) {
 
 void CpuConverter::blend_then_resample(Scratch& s, int64_t line, float w, const RgbaRows& out) {
   if (sampled_) {
-    const Geometry& g = geometry_;
+    const Geometry& g = plan_->geometry;
     const int32_t* index = g.horizontal.index.data();
     const int64_t stride = g.content.width;
     if (w == 0.0f) {
-      read_row_sampled(*src_, g.crop.x, g.crop.y + line, index, stride, coeffs_, alpha_, out, s.staging.data(), plan_);
+      read_row_sampled(*src_, g.crop.x, g.crop.y + line, index, stride, coeffs_, alpha_, out, s.staging.data(),
+                       plan_->sample);
       return;
     }
     const RgbaRows a{s.line.data(), stride};
     const RgbaRows b{s.line.data() + 4 * stride, stride};
-    read_row_sampled(*src_, g.crop.x, g.crop.y + line, index, stride, coeffs_, alpha_, a, s.staging.data(), plan_);
-    read_row_sampled(*src_, g.crop.x, g.crop.y + line + 1, index, stride, coeffs_, alpha_, b, s.staging.data(), plan_);
+    read_row_sampled(*src_, g.crop.x, g.crop.y + line, index, stride, coeffs_, alpha_, a, s.staging.data(),
+                     plan_->sample);
+    read_row_sampled(*src_, g.crop.x, g.crop.y + line + 1, index, stride, coeffs_, alpha_, b, s.staging.data(),
+                     plan_->sample);
     for (int c = 0; c < channels_; ++c) kernels::blend_2(a.channel(c), b.channel(c), w, out.channel(c), stride);
     return;
   }
-  const int64_t n = geometry_.positions;
-  if (horizontal_identity_ && w == 0.0f) {
-    read_row(*src_, geometry_.crop.x, geometry_.crop.y + line, n, coeffs_, alpha_, out, s.staging.data());
+  const int64_t n = plan_->geometry.positions;
+  if (plan_->horizontal_identity && w == 0.0f) {
+    read_row(*src_, plan_->geometry.crop.x, plan_->geometry.crop.y + line, n, coeffs_, alpha_, out, s.staging.data());
     return;
   }
   const RgbaRows a = decode_line(s, line, 0);
   if (w != 0.0f) {
     const RgbaRows b = decode_line(s, line + 1, 1);
     // Without horizontal resampling the blend can land in the output row directly.
-    const RgbaRows& target = horizontal_identity_ ? out : a;
+    const RgbaRows& target = plan_->horizontal_identity ? out : a;
     for (int c = 0; c < channels_; ++c) kernels::blend_2(a.channel(c), b.channel(c), w, target.channel(c), n);
-    if (horizontal_identity_) return;
+    if (plan_->horizontal_identity) return;
   }
   resample(a, out);
 }
 
 const float* CpuConverter::cached_line(Scratch& s, int64_t line, int64_t keep) {
-  const int64_t stride = 4 * geometry_.content.width;
+  const int64_t stride = 4 * plan_->geometry.content.width;
   for (int i = 0; i < 2; ++i) {
     if (s.tags[i] == line) return s.cache.data() + i * stride;
   }
@@ -266,7 +476,7 @@ const float* CpuConverter::cached_line(Scratch& s, int64_t line, int64_t keep) {
 // The next row's source lines load while this one converts: camera frames arrive in DRAM, and
 // rows pages apart defeat the hardware prefetchers.
 void CpuConverter::prefetch_next(int64_t r) {
-  const Geometry& g = geometry_;
+  const Geometry& g = plan_->geometry;
   const AxisTaps& v = g.vertical;
   if (r + 1 >= g.content.height || g.column_lines) return;
   const int64_t next = v.index[r + 1];
@@ -280,7 +490,7 @@ void CpuConverter::prefetch_next(int64_t r) {
 // stores even for a destination streamed otherwise: non-temporal 32-byte pieces into three
 // planes in turn were 2.5x slower (Zen 3), plain ones as fast as the streamed second pass.
 bool CpuConverter::write_direct(Scratch& s, int64_t y, const RgbaRows& row) {
-  const Geometry& g = geometry_;
+  const Geometry& g = plan_->geometry;
   const Rect& box = g.content;
   const int64_t r = y - box.y;
   if (g.vertical.weight[r] != 0.0f) return false;
@@ -294,8 +504,8 @@ bool CpuConverter::write_direct(Scratch& s, int64_t y, const RgbaRows& row) {
     affine[3 + c] = params_.bias[j];
   }
   const int64_t line = g.crop.y + g.vertical.index[r];
-  const int64_t done =
-      read_row_planned(*src_, g.crop.x, line, coeffs_, plan_, affine, out[0] + box.x, out[1] + box.x, out[2] + box.x);
+  const int64_t done = read_row_planned(*src_, g.crop.x, line, coeffs_, plan_->sample, affine, out[0] + box.x,
+                                        out[1] + box.x, out[2] + box.x);
   if (done < box.width) {
     static const SamplePlan kNoPlan;
     read_row_sampled(*src_, g.crop.x, line, g.horizontal.index.data() + done, box.width - done, coeffs_, false,
@@ -312,12 +522,12 @@ bool CpuConverter::write_direct(Scratch& s, int64_t y, const RgbaRows& row) {
 }
 
 void CpuConverter::compose_row(Scratch& s, int64_t y, const RgbaRows& row) {
-  const Geometry& g = geometry_;
+  const Geometry& g = plan_->geometry;
   const Rect& box = g.content;
   const int64_t r = y - box.y;
   const AxisTaps& v = g.vertical;
   const int64_t stride = box.width;
-  if (v.two_tap && !cache_lines_) {
+  if (v.two_tap && !plan_->cache_lines) {
     prefetch_next(r);
     blend_then_resample(s, v.index[r], v.weight[r], RgbaRows{row.base + box.x, row.stride});
   } else if (v.two_tap) {

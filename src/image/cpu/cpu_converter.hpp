@@ -34,6 +34,12 @@ class CpuConverter {
     std::vector<float> rows;     // two destination rows (4:2:0 outputs write pairs), one of padding
     std::vector<float> scratch;  // one destination row of one channel
     std::vector<uint8_t> staging;
+    // The integer path: two cached Q6 lines, a decoded line, a blended row, 8-bit rows.
+    std::vector<int16_t> q6_lines;
+    std::array<int64_t, 2> q6_tags{-1, -1};
+    std::vector<int16_t> q6_decoded;
+    std::vector<int16_t> q6_row;
+    std::vector<uint8_t> bytes;
   };
   struct Key {
     Rect crop;
@@ -44,11 +50,34 @@ class CpuConverter {
     int64_t dst_w, dst_h;
     bool operator==(const Key& o) const;
   };
+  // Everything worked out for one geometry, kept across calls: a batch of frames of a few
+  // sizes (convert_batch) finds each one's plan again.
+  struct Plan {
+    Key key{};
+    Geometry geometry;
+    bool horizontal_identity = false;
+    bool cache_lines = false;
+    SamplePlan sample;  // nearest sampling along rows, for the format it names
+    bool sample_stale = true;
+    // The integer path: positions of a line to decode (empty: all of them), then, unless
+    // `q6_direct` (the decoded pixels are the outputs), two-tap resampling from those.
+    std::vector<int32_t> q6_positions;
+    bool q6_direct = false;
+    std::vector<int32_t> q6_index;
+    std::vector<int16_t> q6_weight;
+    std::vector<int16_t> q6_vertical;  // vertical weights in Q15
+    SamplePlan q6_sample;
+    bool q6_sample_stale = true;
+    void build_q6();
+  };
+  static constexpr std::size_t kPlans = 8;
 
   explicit CpuConverter(std::unique_ptr<ThreadPool> pool);
   static void task(void* self, unsigned worker, int task);
   void prepare(const ImageRef& src, const ImageRef& dst, const Rect& crop, const ConvertOptions& options);
   void process(Scratch& s, int64_t y0, int64_t y1);
+  void process_q6(Scratch& s, int64_t y0, int64_t y1);
+  const int16_t* q6_line(Scratch& s, int64_t line, int64_t keep);
   void compose_row(Scratch& s, int64_t y, const RgbaRows& row);
   bool write_direct(Scratch& s, int64_t y, const RgbaRows& row);
   void prefetch_next(int64_t r);
@@ -60,22 +89,21 @@ class CpuConverter {
 
   std::unique_ptr<ThreadPool> pool_;
   std::vector<Scratch> scratch_;
-  Geometry geometry_;
-  Key key_{};
-  bool has_key_ = false;
-  bool horizontal_identity_ = false;
-  bool cache_lines_ = false;
+  std::vector<std::unique_ptr<Plan>> plans_;  // most recently used first
+  Plan* plan_ = nullptr;                      // the current one
   bool sampled_ = false;
-  bool copy_bars_ = false;  // padding rows are copied from the first one written
-  SamplePlan plan_;         // nearest sampling along rows, for the format it names
-  bool plan_stale_ = true;
+  bool copy_bars_ = false;               // padding rows are copied from the first one written
   bool direct_ = false;                  // planned rows are written to the destination by the conversion
+  bool q6_ = false;                      // 8-bit output by the integer path
   const std::byte* last_dst_ = nullptr;  // the previous call's destination (cache guess)
 
   // State of the run in progress.
   const ImageRef* src_ = nullptr;
   const ImageRef* dst_ = nullptr;
   ColorCoeffs coeffs_{};
+  kernels::FixedCoeffs fixed_{};
+  uint8_t flip_ = 0;               // 0x80 for i8 outputs
+  std::array<uint8_t, 4> pad8_{};  // the bars' bytes per output channel (i8 flipped)
   WriteParams params_{};
   std::array<float, 4> pad_{};
   bool alpha_ = false;       // decode source alpha

@@ -379,6 +379,40 @@ void StoreF32(const float* HWY_RESTRICT in, float scale, float bias, float* HWY_
   for (; i < n; ++i) out[i] = in[i] * scale + bias;
 }
 
+// f32 -> f16 rounded to nearest even, in registers for lanes whose half is normal (2^-14 <=
+// |x| < 65536, where the f32 bits map onto the f16 ones by one rounding add and a rebias);
+// a vector holding any other lane (zero, subnormal, overflow, NaN) goes through the scalar
+// conversion. Highway's own demotion truncates on targets without F16C.
+void StoreF16(const float* HWY_RESTRICT in, float scale, float bias, uint16_t* HWY_RESTRICT out, int64_t n) {
+  const DF df;
+  const hn::RebindToUnsigned<DF> du;
+  const hn::Rebind<uint16_t, DF> d16;
+  const int64_t lanes = static_cast<int64_t>(hn::Lanes(df));
+  const auto vs = hn::Set(df, scale);
+  const auto vb = hn::Set(df, bias);
+  const hn::RebindToSigned<DF> di;
+  const auto low = hn::Set(di, 0x38800000), high = hn::Set(di, 0x47800000);
+  const auto magnitude = hn::Set(du, 0x7FFFFFFFu);
+  const auto one = hn::Set(du, 1u);
+  const auto round = hn::Set(du, 0xFFFu);
+  const auto rebias = hn::Set(du, 112u << 10);
+  const auto sign_bit = hn::Set(du, 0x8000u);
+  int64_t i = 0;
+  for (; i + lanes <= n; i += lanes) {
+    const auto bits = hn::BitCast(du, hn::MulAdd(hn::LoadU(df, in + i), vs, vb));
+    const auto abs = hn::And(bits, magnitude);
+    const auto signed_abs = hn::BitCast(di, abs);  // below 2^31: compares as signed
+    if (!hn::AllTrue(di, hn::And(hn::Not(hn::Lt(signed_abs, low)), hn::Lt(signed_abs, high)))) {
+      for (int64_t k = i; k < i + lanes; ++k) out[k] = half_from_float(in[k] * scale + bias);
+      continue;
+    }
+    const auto rounded = hn::Add(abs, hn::Add(round, hn::And(hn::ShiftRight<13>(abs), one)));
+    const auto half = hn::Or(hn::Sub(hn::ShiftRight<13>(rounded), rebias), hn::And(hn::ShiftRight<16>(bits), sign_bit));
+    hn::StoreU(hn::DemoteTo(d16, hn::BitCast(di, half)), d16, out + i);
+  }
+  for (; i < n; ++i) out[i] = half_from_float(in[i] * scale + bias);
+}
+
 void StreamCopy(const uint8_t* HWY_RESTRICT in, uint8_t* HWY_RESTRICT out, int64_t n) {
   const hn::ScalableTag<uint8_t> d8;
   const int64_t lanes = static_cast<int64_t>(hn::Lanes(d8));
@@ -444,6 +478,141 @@ void Store8BitInterleaved(const float* const* in, int channels, int bias, uint8_
   }
 }
 
+// ---- Integer path (Q6 int16) ----
+
+using D16 = hn::ScalableTag<int16_t>;
+
+inline int16_t mulhigh_scalar(int32_t a, int32_t b) {
+  return static_cast<int16_t>((a * b) >> 16);  // arithmetic shift, as the vector MulHigh
+}
+
+inline int16_t clamp_q6(int32_t v) {
+  return static_cast<int16_t>(std::min(std::max(v, 0), 255 * 64));
+}
+
+inline void yuv_q6_scalar(int32_t y, int32_t u, int32_t v, const FixedCoeffs& c, int16_t* r, int16_t* g, int16_t* b) {
+  const int32_t yl = static_cast<int32_t>((static_cast<uint32_t>(y * 257) * c.y_mul) >> 16) - c.y_sub;
+  const int32_t uc = (u - 128) * 256, vc = (v - 128) * 256;
+  *r = clamp_q6(yl + mulhigh_scalar(vc, c.rv));
+  *g = clamp_q6(yl - mulhigh_scalar(uc, c.gu) - mulhigh_scalar(vc, c.gv));
+  *b = clamp_q6(yl + (u - 128) * 64 + mulhigh_scalar(uc, c.bu_minus_1));
+}
+
+// The sums stay within int16 for every matrix and range but a few extreme ones (B of full
+// range, where Y + 2.1 U reaches 35000): saturating adds clamp those as the final clamp would.
+void YuvToRgbQ6(const uint8_t* HWY_RESTRICT y, const uint8_t* HWY_RESTRICT u, const uint8_t* HWY_RESTRICT v, int64_t n,
+                const FixedCoeffs& c, int16_t* HWY_RESTRICT r, int16_t* HWY_RESTRICT g, int16_t* HWY_RESTRICT b) {
+  const D16 d;
+  const hn::RebindToUnsigned<D16> du;
+  const hn::Rebind<uint8_t, D16> d8;
+  const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
+  const auto y_mul = hn::Set(du, c.y_mul);
+  const auto y_sub = hn::Set(d, c.y_sub);
+  const auto rv = hn::Set(d, c.rv), gu = hn::Set(d, c.gu), gv = hn::Set(d, c.gv), bu = hn::Set(d, c.bu_minus_1);
+  const auto k128 = hn::Set(d, 128);
+  const auto zero = hn::Zero(d);
+  const auto top = hn::Set(d, 255 * 64);
+  int64_t i = 0;
+  for (; i + lanes <= n; i += lanes) {
+    const auto y16 = hn::PromoteTo(du, hn::LoadU(d8, y + i));
+    const auto yl = hn::Sub(hn::BitCast(d, hn::MulHigh(hn::Or(hn::ShiftLeft<8>(y16), y16), y_mul)), y_sub);
+    const auto uc = hn::Sub(hn::BitCast(d, hn::PromoteTo(du, hn::LoadU(d8, u + i))), k128);
+    const auto vc = hn::Sub(hn::BitCast(d, hn::PromoteTo(du, hn::LoadU(d8, v + i))), k128);
+    const auto u8 = hn::ShiftLeft<8>(uc);
+    const auto v8 = hn::ShiftLeft<8>(vc);
+    const auto rr = hn::SaturatedAdd(yl, hn::MulHigh(v8, rv));
+    const auto gg = hn::SaturatedSub(hn::SaturatedSub(yl, hn::MulHigh(u8, gu)), hn::MulHigh(v8, gv));
+    const auto bb = hn::SaturatedAdd(hn::SaturatedAdd(yl, hn::ShiftLeft<6>(uc)), hn::MulHigh(u8, bu));
+    hn::StoreU(hn::Min(hn::Max(rr, zero), top), d, r + i);
+    hn::StoreU(hn::Min(hn::Max(gg, zero), top), d, g + i);
+    hn::StoreU(hn::Min(hn::Max(bb, zero), top), d, b + i);
+  }
+  for (; i < n; ++i) yuv_q6_scalar(y[i], u[i], v[i], c, r + i, g + i, b + i);
+}
+
+void ShuffledYuvBytes(const uint8_t* const* rows, const ShuffleStream* streams, const int64_t* limits, const int* slots,
+                      int64_t chunks, uint8_t* HWY_RESTRICT y, uint8_t* HWY_RESTRICT u, uint8_t* HWY_RESTRICT v) {
+  const int32_t* base[2] = {streams[0].base.data(), streams[1].base.data()};
+  const uint8_t* control[2] = {streams[0].control.data(), streams[1].control.data()};
+  const int windows[2] = {streams[0].windows, streams[1].windows};
+  const int64_t limit[2] = {limits[0], limits[1]};
+  HWY_ALIGN uint8_t picked[32];
+  HWY_ALIGN uint8_t edge[64];
+  for (int64_t k = 0; k < chunks; ++k) {
+    for (int s = 0; s < 2; ++s) {
+      const int64_t at = base[s][k];
+      const int64_t bytes = 16 * windows[s];
+      const uint8_t* from = rows[s] + at;
+      if (HWY_UNLIKELY(at + bytes > limit[s])) {
+        std::memset(edge, 0, sizeof edge);
+        std::memcpy(edge, from, static_cast<std::size_t>(limit[s] - at));
+        from = edge;
+      }
+      pick(from, control[s] + k * bytes, windows[s], picked + 16 * s);
+    }
+    std::memcpy(y + 8 * k, picked + slots[0], 8);
+    std::memcpy(u + 8 * k, picked + slots[1], 8);
+    std::memcpy(v + 8 * k, picked + slots[2], 8);
+  }
+}
+
+// `out` may be `a` or `b`: each element is read before it is written.
+void BlendQ6(const int16_t* a, const int16_t* b, int16_t w, int16_t* out, int64_t n) {
+  const D16 d;
+  const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
+  const auto vw = hn::Set(d, w);
+  int64_t i = 0;
+  for (; i + lanes <= n; i += lanes) {
+    const auto va = hn::LoadU(d, a + i);
+    hn::StoreU(hn::Add(va, hn::MulHigh(hn::ShiftLeft<1>(hn::Sub(hn::LoadU(d, b + i), va)), vw)), d, out + i);
+  }
+  for (; i < n; ++i) out[i] = static_cast<int16_t>(a[i] + mulhigh_scalar((b[i] - a[i]) * 2, w));
+}
+
+void Resample2TapQ6(const int16_t* HWY_RESTRICT in, const int32_t* HWY_RESTRICT index,
+                    const int16_t* HWY_RESTRICT weight, int16_t* HWY_RESTRICT out, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) {
+    const int32_t a = in[index[i]];
+    out[i] = static_cast<int16_t>(a + (((in[index[i] + 1] - a) * weight[i]) >> 15));
+  }
+}
+
+void Q6To8Bit(const int16_t* HWY_RESTRICT in, uint8_t flip, uint8_t* HWY_RESTRICT out, int64_t n) {
+  const D16 d;
+  const hn::Rebind<uint8_t, D16> d8;
+  const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
+  const auto half = hn::Set(d, 32);
+  const auto vflip = hn::Set(d8, flip);
+  int64_t i = 0;
+  for (; i + lanes <= n; i += lanes) {
+    const auto q = hn::ShiftRight<6>(hn::Add(hn::LoadU(d, in + i), half));
+    hn::StoreU(hn::Xor(hn::DemoteTo(d8, q), vflip), d8, out + i);
+  }
+  for (; i < n; ++i) out[i] = static_cast<uint8_t>(((in[i] + 32) >> 6) ^ flip);
+}
+
+void Interleave8Bit(const uint8_t* const* in, int channels, uint8_t* HWY_RESTRICT out, int64_t n) {
+  int64_t i = 0;
+#if HWY_TARGET != HWY_SCALAR
+  const hn::Full128<uint8_t> d8;
+  const int64_t lanes = static_cast<int64_t>(hn::Lanes(d8));
+  if (channels == 3) {
+    for (; i + lanes <= n; i += lanes) {
+      hn::StoreInterleaved3(hn::LoadU(d8, in[0] + i), hn::LoadU(d8, in[1] + i), hn::LoadU(d8, in[2] + i), d8,
+                            out + 3 * i);
+    }
+  } else if (channels == 4) {
+    for (; i + lanes <= n; i += lanes) {
+      hn::StoreInterleaved4(hn::LoadU(d8, in[0] + i), hn::LoadU(d8, in[1] + i), hn::LoadU(d8, in[2] + i),
+                            hn::LoadU(d8, in[3] + i), d8, out + 4 * i);
+    }
+  }
+#endif
+  for (; i < n; ++i) {
+    for (int ch = 0; ch < channels; ++ch) out[i * channels + ch] = in[ch][i];
+  }
+}
+
 }  // namespace HWY_NAMESPACE
 }  // namespace memhal::detail::kernels
 HWY_AFTER_NAMESPACE();
@@ -465,8 +634,48 @@ HWY_EXPORT(ShuffledYuvToRgb);
 HWY_EXPORT(BytesToRgb);
 HWY_EXPORT(StoreF32);
 HWY_EXPORT(StreamCopy);
+HWY_EXPORT(StoreF16);
 HWY_EXPORT(Store8Bit);
 HWY_EXPORT(Store8BitInterleaved);
+
+HWY_EXPORT(YuvToRgbQ6);
+HWY_EXPORT(ShuffledYuvBytes);
+HWY_EXPORT(BlendQ6);
+HWY_EXPORT(Resample2TapQ6);
+HWY_EXPORT(Q6To8Bit);
+HWY_EXPORT(Interleave8Bit);
+
+FixedCoeffs fixed_coeffs(const ColorCoeffs& c) {
+  const auto q = [](double v) { return static_cast<int16_t>(std::lround(v)); };
+  FixedCoeffs f;
+  f.y_mul = static_cast<uint16_t>(std::lround(c.y_scale * 64.0 * 65536.0 / 257.0));
+  f.y_sub = q(c.y_offset * c.y_scale * 64.0);
+  f.rv = q(c.rv * 16384.0);
+  f.gu = q(c.gu * 16384.0);
+  f.gv = q(c.gv * 16384.0);
+  f.bu_minus_1 = q((c.bu - 1.0) * 16384.0);
+  return f;
+}
+void yuv_to_rgb_q6(const uint8_t* y, const uint8_t* u, const uint8_t* v, int64_t n, const FixedCoeffs& c, int16_t* r,
+                   int16_t* g, int16_t* b) {
+  HWY_DYNAMIC_DISPATCH(YuvToRgbQ6)(y, u, v, n, c, r, g, b);
+}
+void shuffled_yuv_bytes(const uint8_t* const* rows, const ShuffleStream* streams, const int64_t* limits,
+                        const int* slots, int64_t chunks, uint8_t* y, uint8_t* u, uint8_t* v) {
+  HWY_DYNAMIC_DISPATCH(ShuffledYuvBytes)(rows, streams, limits, slots, chunks, y, u, v);
+}
+void blend_q6(const int16_t* a, const int16_t* b, int16_t w, int16_t* out, int64_t n) {
+  HWY_DYNAMIC_DISPATCH(BlendQ6)(a, b, w, out, n);
+}
+void resample_2tap_q6(const int16_t* in, const int32_t* index, const int16_t* weight, int16_t* out, int64_t n) {
+  HWY_DYNAMIC_DISPATCH(Resample2TapQ6)(in, index, weight, out, n);
+}
+void q6_to_8bit(const int16_t* in, uint8_t flip, uint8_t* out, int64_t n) {
+  HWY_DYNAMIC_DISPATCH(Q6To8Bit)(in, flip, out, n);
+}
+void interleave_8bit(const uint8_t* const* in, int channels, uint8_t* out, int64_t n) {
+  HWY_DYNAMIC_DISPATCH(Interleave8Bit)(in, channels, out, n);
+}
 
 void resample_2tap(const float* in, const int32_t* index, const float* weight, float* out, int64_t n) {
   HWY_DYNAMIC_DISPATCH(Resample2Tap)(in, index, weight, out, n);
@@ -514,6 +723,34 @@ void bytes_to_rgb(const uint8_t* p, int channels, const int* offsets, int64_t n,
 }
 void store_f32(const float* in, float scale, float bias, float* out, int64_t n, bool stream) {
   HWY_DYNAMIC_DISPATCH(StoreF32)(in, scale, bias, out, n, stream);
+}
+void store_f16(const float* in, float scale, float bias, uint16_t* out, int64_t n) {
+  HWY_DYNAMIC_DISPATCH(StoreF16)(in, scale, bias, out, n);
+}
+uint16_t half_from_float(float f) {
+  uint32_t x = 0;
+  std::memcpy(&x, &f, sizeof x);
+  const uint32_t sign = (x >> 16) & 0x8000u;
+  const int32_t biased = static_cast<int32_t>((x >> 23) & 0xFFu);
+  uint32_t mantissa = x & 0x7FFFFFu;
+  if (biased == 0xFF) return static_cast<uint16_t>(sign | 0x7C00u | (mantissa != 0 ? 0x200u : 0u));
+  const int32_t exponent = biased - 127 + 15;
+  if (exponent >= 31) return static_cast<uint16_t>(sign | 0x7C00u);
+  if (exponent <= 0) {
+    if (exponent < -10) return static_cast<uint16_t>(sign);
+    mantissa |= 0x800000u;
+    const int shift = 14 - exponent;
+    uint32_t h = mantissa >> shift;
+    const uint32_t rest = mantissa & ((1u << shift) - 1);
+    const uint32_t halfway = 1u << (shift - 1);
+    if (rest > halfway || (rest == halfway && (h & 1u))) ++h;
+    return static_cast<uint16_t>(sign | h);
+  }
+  // Rounding may carry into the exponent, which is exactly right (up to infinity).
+  uint32_t h = (static_cast<uint32_t>(exponent) << 10) | (mantissa >> 13);
+  const uint32_t rest = mantissa & 0x1FFFu;
+  if (rest > 0x1000u || (rest == 0x1000u && (h & 1u))) ++h;
+  return static_cast<uint16_t>(sign | h);
 }
 void stream_copy(const uint8_t* in, uint8_t* out, int64_t n) {
   HWY_DYNAMIC_DISPATCH(StreamCopy)(in, out, n);

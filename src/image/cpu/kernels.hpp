@@ -64,6 +64,10 @@ void bytes_to_rgb(const uint8_t* p, int channels, const int* offsets, int64_t n,
 /// out[i] = in[i] * scale + bias, contiguous; with `stream`, written around the caches
 /// (non-temporal stores: call `flush_streams` before another thread reads `out`).
 void store_f32(const float* in, float scale, float bias, float* out, int64_t n, bool stream);
+/// out[i] = half(in[i] * scale + bias), rounded to nearest even, contiguous.
+void store_f16(const float* in, float scale, float bias, uint16_t* out, int64_t n);
+/// One float to IEEE half, rounded to nearest even (subnormals, infinities and NaN kept).
+uint16_t half_from_float(float f);
 /// memcpy written around the caches, as store_f32 with `stream`.
 void stream_copy(const uint8_t* in, uint8_t* out, int64_t n);
 /// Orders this thread's non-temporal stores before its later stores (a fence on x86).
@@ -73,5 +77,34 @@ void store_8bit(const float* in, int bias, uint8_t* out, int64_t n);
 /// Interleaves 3 or 4 float rows into 8-bit pixels (rounded, clamped, plus bias); `staging`
 /// holds 4 * n bytes.
 void store_8bit_interleaved(const float* const* in, int channels, int bias, uint8_t* staging, uint8_t* out, int64_t n);
+
+// ---- The integer path of 8-bit outputs: values in Q6 (int16, value * 64, 0 .. 16320) ----
+
+/// Colour coefficients of the integer path, from ColorCoeffs by `fixed_coeffs`.
+struct FixedCoeffs {
+  uint16_t y_mul = 0;  // luma Q6 = MulHigh(y * 257, y_mul) - y_sub
+  int16_t y_sub = 0;
+  int16_t rv = 0;  // chroma terms, Q6 = MulHigh((c - 128) << 8, coefficient); B adds (u - 128) << 6 too
+  int16_t gu = 0;
+  int16_t gv = 0;
+  int16_t bu_minus_1 = 0;
+};
+FixedCoeffs fixed_coeffs(const ColorCoeffs& c);
+
+/// Per-pixel Y, U and V bytes to Q6 R, G and B rows.
+void yuv_to_rgb_q6(const uint8_t* y, const uint8_t* u, const uint8_t* v, int64_t n, const FixedCoeffs& c, int16_t* r,
+                   int16_t* g, int16_t* b);
+/// The shuffle plan of shuffled_yuv_to_rgb writing the picked Y, U and V bytes of the first 8 *
+/// `chunks` samples instead of converting them.
+void shuffled_yuv_bytes(const uint8_t* const* rows, const ShuffleStream* streams, const int64_t* limits,
+                        const int* slots, int64_t chunks, uint8_t* y, uint8_t* u, uint8_t* v);
+/// out[i] = a[i] + (b[i] - a[i]) * w / 32768, w in [0, 32768).
+void blend_q6(const int16_t* a, const int16_t* b, int16_t w, int16_t* out, int64_t n);
+/// out[i] = in[index[i]] + (in[index[i] + 1] - in[index[i]]) * weight[i] / 32768.
+void resample_2tap_q6(const int16_t* in, const int32_t* index, const int16_t* weight, int16_t* out, int64_t n);
+/// out[i] = round(in[i] / 64) XOR flip (0x80 makes i8 of x - 128).
+void q6_to_8bit(const int16_t* in, uint8_t flip, uint8_t* out, int64_t n);
+/// Interleaves 3 or 4 byte rows into pixels.
+void interleave_8bit(const uint8_t* const* in, int channels, uint8_t* out, int64_t n);
 
 }  // namespace memhal::detail::kernels

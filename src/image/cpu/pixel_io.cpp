@@ -342,4 +342,133 @@ void read_row_sampled(const ImageRef& src, int64_t x, int64_t y, const int32_t* 
   kernels::planar_yuv_to_rgb(ys, us, vs, n, coeffs, r, g, b);
 }
 
+bool q6_readable(const ImageRef& src) {
+  const auto& p = src.planes;
+  switch (src.format) {
+    case PixelFormat::Nv12:
+    case PixelFormat::Nv21:
+    case PixelFormat::Nv16: return p[0].pixel == 1 && p[1].pixel == 2 && p[1].comp == 1;
+    case PixelFormat::Nv24: return p[0].pixel == 1 && p[1].pixel == 2 && p[1].comp == 1;
+    case PixelFormat::I420: return p[0].pixel == 1 && p[1].pixel == 1 && p[2].pixel == 1;
+    case PixelFormat::PlanarRgb:
+    case PixelFormat::PlanarRgba: {
+      for (int i = 0; i < src.plane_count; ++i) {
+        if (p[i].pixel != 1) return false;
+      }
+      return true;
+    }
+    default: return sampled_rows_supported(src);
+  }
+}
+
+namespace {
+
+// Y, U and V bytes of pixels at(i), i in [from, n), by `fetch(pixel, &y, &u, &v)`.
+template <class Fetch>
+void gather_yuv(const int32_t* index, int64_t from, int64_t n, uint8_t* ys, uint8_t* us, uint8_t* vs, Fetch&& fetch) {
+  if (index == nullptr) {
+    for (int64_t i = from; i < n; ++i) fetch(i, ys + i, us + i, vs + i);
+    return;
+  }
+  for (int64_t i = from; i < n; ++i) fetch(index[i], ys + i, us + i, vs + i);
+}
+
+}  // namespace
+
+void read_row_q6(const ImageRef& src, int64_t x, int64_t y, const int32_t* index, int64_t n,
+                 const kernels::FixedCoeffs& coeffs, bool alpha, const Q6Rows& out, uint8_t* staging,
+                 const SamplePlan& plan) {
+  const auto& p = src.planes;
+  auto row_ptr = [&](int plane, int64_t px, int64_t py) {
+    return reinterpret_cast<const uint8_t*>(p[plane].base + py * p[plane].row + px * p[plane].pixel);
+  };
+  const auto at = [index](int64_t i) -> int64_t { return index != nullptr ? index[i] : i; };
+  const auto pos = offsets_of(src.format);
+  uint8_t* ys = staging;
+  uint8_t* us = staging + n;
+  uint8_t* vs = staging + 2 * n;
+  switch (src.format) {
+    case PixelFormat::Nv12:
+    case PixelFormat::Nv21:
+    case PixelFormat::Nv16:
+    case PixelFormat::Yuyv:
+    case PixelFormat::Uyvy:
+    case PixelFormat::Vyuy: {
+      int64_t done = 0;
+      if (index != nullptr && plan.format == src.format && plan.chunks > 0) {
+        // The shuffle plan, as read_row_planned, stopping at the picked bytes.
+        const uint8_t* luma = row_ptr(0, x, y);
+        const uint8_t* rows[2] = {luma, luma};
+        int64_t limits[2] = {src.width - x, src.width - x};
+        if (src.format == PixelFormat::Yuyv || src.format == PixelFormat::Uyvy || src.format == PixelFormat::Vyuy) {
+          limits[0] = limits[1] = 2 * (src.width - x);
+        } else {
+          rows[1] = row_ptr(1, x >> 1, src.format == PixelFormat::Nv16 ? y : y >> 1);
+        }
+        kernels::shuffled_yuv_bytes(rows, plan.streams.data(), limits, plan.slots.data(), plan.chunks, ys, us, vs);
+        done = 8 * plan.chunks;
+      }
+      if (src.format == PixelFormat::Nv12 || src.format == PixelFormat::Nv21 || src.format == PixelFormat::Nv16) {
+        const uint8_t* luma = row_ptr(0, x, y);
+        const uint8_t* chroma = row_ptr(1, x >> 1, src.format == PixelFormat::Nv16 ? y : y >> 1);
+        const int uo = pos[0], vo = pos[1];
+        gather_yuv(index, done, n, ys, us, vs, [&](int64_t px, uint8_t* yy, uint8_t* uu, uint8_t* vv) {
+          const uint8_t* pair = chroma + (px & ~int64_t{1});
+          *yy = luma[px], *uu = pair[uo], *vv = pair[vo];
+        });
+      } else {
+        const uint8_t* row = row_ptr(0, x, y);
+        gather_yuv(index, done, n, ys, us, vs, [&](int64_t px, uint8_t* yy, uint8_t* uu, uint8_t* vv) {
+          const uint8_t* macro = row + 4 * (px >> 1);
+          *yy = macro[pos[(px & 1) ? 2 : 0]], *uu = macro[pos[1]], *vv = macro[pos[3]];
+        });
+      }
+      break;
+    }
+    case PixelFormat::Nv24: {
+      const uint8_t* luma = row_ptr(0, x, y);
+      const uint8_t* chroma = row_ptr(1, x, y);
+      const int uo = pos[0], vo = pos[1];
+      gather_yuv(index, 0, n, ys, us, vs, [&](int64_t px, uint8_t* yy, uint8_t* uu, uint8_t* vv) {
+        *yy = luma[px], *uu = chroma[2 * px + uo], *vv = chroma[2 * px + vo];
+      });
+      break;
+    }
+    case PixelFormat::I420: {
+      const uint8_t* luma = row_ptr(0, x, y);
+      const uint8_t* u = row_ptr(1, x >> 1, y >> 1);
+      const uint8_t* v = row_ptr(2, x >> 1, y >> 1);
+      gather_yuv(index, 0, n, ys, us, vs, [&](int64_t px, uint8_t* yy, uint8_t* uu, uint8_t* vv) {
+        *yy = luma[px], *uu = u[px >> 1], *vv = v[px >> 1];
+      });
+      break;
+    }
+    case PixelFormat::PlanarRgb:
+    case PixelFormat::PlanarRgba: {
+      const bool has = has_alpha(src.format) && alpha;
+      for (int c = 0; c < (has ? 4 : 3); ++c) {
+        const uint8_t* in = row_ptr(c, x, y);
+        int16_t* o = out.channel(c);
+        for (int64_t i = 0; i < n; ++i) o[i] = static_cast<int16_t>(in[at(i)] << 6);
+      }
+      if (alpha && !has) std::fill(out.channel(3), out.channel(3) + n, int16_t{255 * 64});
+      return;
+    }
+    default: {
+      const int channels = pixel_format_info(src.format)->plane_bytes_per_pixel[0];
+      const uint8_t* row = row_ptr(0, x, y);
+      const bool has = alpha && channels == 4;
+      for (int c = 0; c < (has ? 4 : 3); ++c) {
+        int16_t* o = out.channel(c);
+        const uint8_t* in = row + pos[c];
+        for (int64_t i = 0; i < n; ++i) o[i] = static_cast<int16_t>(in[at(i) * channels] << 6);
+      }
+      if (alpha && !has) std::fill(out.channel(3), out.channel(3) + n, int16_t{255 * 64});
+      return;
+    }
+  }
+  kernels::yuv_to_rgb_q6(ys, us, vs, n, coeffs, out.channel(0), out.channel(1), out.channel(2));
+  if (alpha) std::fill(out.channel(3), out.channel(3) + n, int16_t{255 * 64});
+}
+
 }  // namespace memhal::detail

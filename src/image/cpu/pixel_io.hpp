@@ -56,6 +56,24 @@ void read_row_sampled(const ImageRef& src, int64_t x, int64_t y, const int32_t* 
                       const ColorCoeffs& coeffs, bool alpha, const RgbaRows& out, uint8_t* staging,
                       const SamplePlan& plan);
 
+/// Four Q6 rows (R, G, B, A; int16, value * 64) of the integer path, `stride` apart.
+struct Q6Rows {
+  int16_t* base = nullptr;
+  int64_t stride = 0;
+  int16_t* channel(int c) const { return base + c * stride; }
+};
+
+/// Whether `read_row_q6` serves this source (its format and strides).
+bool q6_readable(const ImageRef& src);
+
+/// The integer path's decode: pixels x + at(i), i < n, of source row `y` to Q6 rows, where
+/// at(i) is i without `index`, index[i] with it. With `index`, `plan` (built for it and this
+/// format, or not built) picks the first ones by shuffles. A only when `alpha` (255 where the
+/// source has none). `staging` holds 3 * n bytes.
+void read_row_q6(const ImageRef& src, int64_t x, int64_t y, const int32_t* index, int64_t n,
+                 const kernels::FixedCoeffs& coeffs, bool alpha, const Q6Rows& out, uint8_t* staging,
+                 const SamplePlan& plan);
+
 /// Asks the cache for the bytes of source row `y`, columns [x, x + n), every plane, ahead of
 /// the read: rows several pages apart defeat the hardware prefetchers.
 void prefetch_row(const ImageRef& src, int64_t x, int64_t y, int64_t n);

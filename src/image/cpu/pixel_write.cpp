@@ -9,32 +9,6 @@
 namespace memhal::detail {
 namespace {
 
-uint16_t half_from_float(float f) {
-  uint32_t x = 0;
-  std::memcpy(&x, &f, sizeof x);
-  const uint32_t sign = (x >> 16) & 0x8000u;
-  const int32_t biased = static_cast<int32_t>((x >> 23) & 0xFFu);
-  uint32_t mantissa = x & 0x7FFFFFu;
-  if (biased == 0xFF) return static_cast<uint16_t>(sign | 0x7C00u | (mantissa != 0 ? 0x200u : 0u));
-  const int32_t exponent = biased - 127 + 15;
-  if (exponent >= 31) return static_cast<uint16_t>(sign | 0x7C00u);
-  if (exponent <= 0) {
-    if (exponent < -10) return static_cast<uint16_t>(sign);
-    mantissa |= 0x800000u;
-    const int shift = 14 - exponent;
-    uint32_t h = mantissa >> shift;
-    const uint32_t rest = mantissa & ((1u << shift) - 1);
-    const uint32_t halfway = 1u << (shift - 1);
-    if (rest > halfway || (rest == halfway && (h & 1u))) ++h;
-    return static_cast<uint16_t>(sign | h);
-  }
-  // Rounding may carry into the exponent, which is exactly right (up to infinity).
-  uint32_t h = (static_cast<uint32_t>(exponent) << 10) | (mantissa >> 13);
-  const uint32_t rest = mantissa & 0x1FFFu;
-  if (rest > 0x1000u || (rest == 0x1000u && (h & 1u))) ++h;
-  return static_cast<uint16_t>(sign | h);
-}
-
 inline uint8_t round_u8(float v) {
   return static_cast<uint8_t>(std::lrintf(std::min(std::max(v, 0.0f), 255.0f)));
 }
@@ -45,7 +19,7 @@ inline void put(std::byte* p, DType dtype, float v, float scale, float bias) {
     case DType::U8: *reinterpret_cast<uint8_t*>(p) = round_u8(v); return;
     case DType::I8: *reinterpret_cast<uint8_t*>(p) = static_cast<uint8_t>(round_u8(v) ^ 0x80u); return;
     case DType::F16: {
-      const uint16_t h = half_from_float(v * scale + bias);
+      const uint16_t h = kernels::half_from_float(v * scale + bias);
       std::memcpy(p, &h, sizeof h);
       return;
     }
@@ -69,6 +43,10 @@ void write_channel(const PlaneRef& plane, int64_t y, int64_t comp, DType dtype, 
     }
     if (dtype == DType::F32) {
       kernels::store_f32(in, scale, bias, reinterpret_cast<float*>(row), n, stream);
+      return;
+    }
+    if (dtype == DType::F16) {
+      kernels::store_f16(in, scale, bias, reinterpret_cast<uint16_t*>(row), n);
       return;
     }
   }
