@@ -115,17 +115,19 @@ static gboolean memhal_sink_stop(GstBaseSink* sink) {
   return TRUE;
 }
 
+// Caps the template admits but memhal cannot lay out (an odd size for subsampled chroma) are
+// refused here, naming them, rather than at the first buffer.
 static gboolean memhal_sink_set_caps(GstBaseSink* sink, GstCaps* caps) {
   auto* self = MEMHAL_SINK(sink);
   GstVideoInfo info;
-  auto format = gst_video_info_from_caps(&info, caps)
-                    ? memhal::pixel_format_from_gst(GST_VIDEO_INFO_FORMAT(&info))
-                    : memhal::Result<memhal::PixelFormat>(memhal::unexpected(
+  auto layout = gst_video_info_from_caps(&info, caps)
+                    ? memhal::gst_plugin::layout_for_caps(caps, false)
+                    : memhal::Result<memhal::Layout>(memhal::unexpected(
                           memhal::Error(memhal::ErrorCode::InvalidArgument, "not a raw video format")));
-  if (!format) {
+  if (!layout) {
     gchar* text = gst_caps_to_string(caps);
     GST_ELEMENT_ERROR(self, CORE, NEGOTIATION, ("not-negotiated: memhalsink does not support caps %s", text),
-                      ("%s", format.error().message().c_str()));
+                      ("%s", layout.error().message().c_str()));
     g_free(text);
     return FALSE;
   }

@@ -13,8 +13,10 @@
 #include <memhal/memory_domain.hpp>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "elements.hpp"
+#include "gst_internal.hpp"
 
 GST_DEBUG_CATEGORY_STATIC(memhal_src_debug);
 #define GST_CAT_DEFAULT memhal_src_debug
@@ -26,6 +28,7 @@ struct SrcState {
   std::optional<memhal::ipc::Channel> channel;
   memhal::GstMemoryCache memories;
   GstCaps* caps = nullptr;
+  std::vector<int64_t> caps_key;  // what `caps` were made from: the next frames' are not remade
   std::atomic<bool> unlocked{false};
   std::atomic<guint64> frames{0};
 };
@@ -67,6 +70,7 @@ static gboolean memhal_src_stop(GstBaseSrc* src) {
   state->memories.clear();
   state->channel.reset();
   gst_caps_replace(&state->caps, nullptr);
+  state->caps_key.clear();
   return TRUE;
 }
 
@@ -74,6 +78,17 @@ static gboolean memhal_src_stop(GstBaseSrc* src) {
 static gboolean memhal_src_negotiate(GstBaseSrc*) {
   return TRUE;
 }
+
+// What a frame's caps depend on: its pixel format, its planes' size and its duration.
+static std::vector<int64_t> caps_key(const memhal::Tensor& tensor, int64_t duration) {
+  const auto format = tensor.pixel_format();
+  const auto planes = memhal::gst_detail::planes_of(tensor.layout());
+  if (!format || planes.empty()) return {-1};
+  return {static_cast<int64_t>(*format), planes[0].width, planes[0].height, duration};
+}
+
+static GstFlowReturn push_frame(MemhalSrc* self, const memhal::Frame& frame, const memhal::Tensor& tensor,
+                                GstBuffer** out);
 
 static GstFlowReturn memhal_src_create(GstPushSrc* push, GstBuffer** out) {
   auto* self = MEMHAL_SRC(push);
@@ -94,6 +109,10 @@ static GstFlowReturn memhal_src_create(GstPushSrc* push, GstBuffer** out) {
     return GST_FLOW_ERROR;
   }
   auto tensor = frame->payload.to_tensor();
+  if (tensor && !state->caps_key.empty()) {
+    const std::vector<int64_t> key = caps_key(*tensor, frame->timing.duration.value_or(0));
+    if (key == state->caps_key) return push_frame(self, *frame, *tensor, out);
+  }
   memhal::Result<GstCaps*> caps = tensor ? memhal::gst_caps_from_tensor(*tensor, frame->timing.duration.value_or(0))
                                          : memhal::Result<GstCaps*>(memhal::unexpected(tensor.error()));
   if (!caps) {
@@ -114,16 +133,24 @@ static GstFlowReturn memhal_src_create(GstPushSrc* push, GstBuffer** out) {
     gst_caps_replace(&state->caps, *caps);
   }
   gst_caps_unref(*caps);
-  auto buffer = state->memories.buffer_from_tensor(*tensor);
+  state->caps_key = caps_key(*tensor, frame->timing.duration.value_or(0));
+  return push_frame(self, *frame, *tensor, out);
+}
+
+// The frame as a GstBuffer over cached memory, with its timing.
+static GstFlowReturn push_frame(MemhalSrc* self, const memhal::Frame& frame, const memhal::Tensor& tensor,
+                                GstBuffer** out) {
+  auto* state = self->state;
+  auto buffer = state->memories.buffer_from_tensor(tensor);
   if (!buffer) {
     GST_ELEMENT_ERROR(self, RESOURCE, READ, ("memhalsrc cannot wrap a frame from %s", state->socket.c_str()),
                       ("%s", buffer.error().message().c_str()));
     return GST_FLOW_ERROR;
   }
-  if (frame->timing.pts) GST_BUFFER_PTS(*buffer) = static_cast<GstClockTime>(*frame->timing.pts);
-  if (frame->timing.dts) GST_BUFFER_DTS(*buffer) = static_cast<GstClockTime>(*frame->timing.dts);
-  if (frame->timing.duration) GST_BUFFER_DURATION(*buffer) = static_cast<GstClockTime>(*frame->timing.duration);
-  GST_BUFFER_OFFSET(*buffer) = frame->sequence;
+  if (frame.timing.pts) GST_BUFFER_PTS(*buffer) = static_cast<GstClockTime>(*frame.timing.pts);
+  if (frame.timing.dts) GST_BUFFER_DTS(*buffer) = static_cast<GstClockTime>(*frame.timing.dts);
+  if (frame.timing.duration) GST_BUFFER_DURATION(*buffer) = static_cast<GstClockTime>(*frame.timing.duration);
+  GST_BUFFER_OFFSET(*buffer) = frame.sequence;
   ++state->frames;
   *out = *buffer;
   return GST_FLOW_OK;

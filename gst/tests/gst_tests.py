@@ -211,6 +211,13 @@ def unsupported_caps():
     if r.returncode == 0 or "Y444" not in r.stderr:
         fail(f"expected a failure naming Y444, got rc={r.returncode}: {r.stderr}")
     print("unsupported_caps (memhalsink):", r.stderr.splitlines()[0])
+    # Caps the pad template admits but memhal cannot lay out: not-negotiated, naming them.
+    r = run([GST_RUN, "--timeout", "20",
+             f"videotestsrc num-buffers=5 ! video/x-raw,format=NV12,width=641,height=480 ! memhalsink socket={sock}"])
+    if r.returncode != 1 or "not-negotiated: memhalsink does not support caps" not in r.stderr or \
+            "width=(int)641" not in r.stderr:
+        fail(f"expected not-negotiated naming 641-wide NV12, got rc={r.returncode}: {r.stderr}")
+    print("unsupported_caps (memhalsink, odd size):", " ".join(r.stderr.split())[:300])
     # A memhal program sending a format GStreamer has no name for: memhalsrc says which.
     sock = socket_path("planar.sock")
     server = subprocess.Popen([SERVER, sock, "planar_rgba", "5"], stdout=subprocess.PIPE,
