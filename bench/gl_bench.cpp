@@ -6,6 +6,13 @@
 //   gl_host:  source and destination in host memory: upload + convert + read back, the round
 //             trip a CPU-side pipeline pays to use GL.
 //   cpu_1t / cpu_all: the CPU backend on host memory.
+// and, for the f32 planar output, where the frame and the result live (GL throughout):
+//   gl_import: the source is a DMA-BUF (a memfd where this machine allocates none), imported
+//              through EGL_EXT_image_dma_buf_import and sampled in place; destination a Pbo.
+//   gl_upload: the same frame in host memory, uploaded each call; destination a Pbo.
+//   gl_fddst:  source a Pbo, destination a DMA-BUF (or memfd) the result is read back into.
+// gl_upload / gl_import is what the import saves; gl_fddst / gl_pbo what writing into fd
+// memory costs against a Pbo. Run it on Mesa 25 (the build tree's mesa25/env) for the import.
 // On llvmpipe (Mesa's software rasteriser, how CI runs it) GL is slower than the CPU backend:
 // the figures guard against regressions. On a real GPU the same binary shows what GL buys.
 // Wall time throughout: GL work runs on the processor's GL thread.
@@ -16,6 +23,7 @@
 #include <cstdlib>
 #include <map>
 #include <memhal/image_processor.hpp>
+#include <memhal/memory.hpp>
 #include <memhal/tensor_map.hpp>
 #include <random>
 #include <string>
@@ -57,7 +65,12 @@ void fill(const Tensor& t) {
   }
 }
 
-// `where`: "pbo" (GL, Pbo images), "host" (GL, Mem images) or "cpu".
+MemoryKind fd_memory() {
+  return is_available(MemoryKind::DmaBuf) ? MemoryKind::DmaBuf : MemoryKind::Shm;
+}
+
+// `where`: "pbo" (GL, Pbo images), "host" (GL, Mem images), "import" / "upload" / "fddst" (see
+// the top) or "cpu".
 void job(benchmark::State& state, const char* where, bool planar, unsigned threads) {
   const bool gl = std::string(where) != "cpu";
   auto processor = ImageProcessor::create({threads, gl ? ImageBackend::Gl : ImageBackend::Cpu});
@@ -66,10 +79,16 @@ void job(benchmark::State& state, const char* where, bool planar, unsigned threa
     return;
   }
   if (const GlDriverInfo* driver = processor->gl_driver()) g_renderer = driver->renderer;
-  const std::optional<MemoryKind> memory = std::string(where) == "pbo" ? MemoryKind::Pbo : MemoryKind::Mem;
-  Tensor src = must(processor->create_image(kSrcW, kSrcH, PixelFormat::Nv12, DType::U8, memory), "source");
+  const std::string w = where;
+  const MemoryKind memory = w == "pbo" ? MemoryKind::Pbo : MemoryKind::Mem;
+  const MemoryKind src_memory = w == "import"   ? fd_memory()
+                                : w == "upload" ? MemoryKind::Mem
+                                : w == "fddst"  ? MemoryKind::Pbo
+                                                : memory;
+  const MemoryKind dst_memory = w == "import" || w == "upload" ? MemoryKind::Pbo : w == "fddst" ? fd_memory() : memory;
+  Tensor src = must(processor->create_image(kSrcW, kSrcH, PixelFormat::Nv12, DType::U8, src_memory), "source");
   Tensor dst = must(processor->create_image(kDst, kDst, planar ? PixelFormat::PlanarRgb : PixelFormat::Rgb,
-                                            planar ? DType::F32 : DType::U8, memory),
+                                            planar ? DType::F32 : DType::U8, dst_memory),
                     "destination");
   fill(src);
   const ConvertOptions options = job_options(planar);
@@ -83,6 +102,9 @@ void job(benchmark::State& state, const char* where, bool planar, unsigned threa
   }
   const ImageProcessorStats stats = processor->stats();
   if (gl && stats.fallbacks > 0) state.SkipWithError(("fell back to the CPU: " + stats.last_fallback).c_str());
+  if (w == "import" && stats.dma_buf_imports == 0) {
+    state.SkipWithError(("not imported: " + stats.dma_buf_import_note).c_str());
+  }
 }
 
 void register_all() {
@@ -93,6 +115,14 @@ void register_all() {
                                    [=](benchmark::State& s) { job(s, where, planar, 1); })
           ->Unit(benchmark::kMillisecond)
           ->UseRealTime();
+    }
+    if (planar) {
+      for (const char* where : {"import", "upload", "fddst"}) {
+        benchmark::RegisterBenchmark(("gl_" + std::string(where) + "/nv12/" + out).c_str(),
+                                     [=](benchmark::State& s) { job(s, where, planar, 1); })
+            ->Unit(benchmark::kMillisecond)
+            ->UseRealTime();
+      }
     }
     benchmark::RegisterBenchmark(("cpu_1t/nv12/" + out).c_str(), [=](benchmark::State& s) { job(s, "cpu", planar, 1); })
         ->Unit(benchmark::kMillisecond)
@@ -116,6 +146,14 @@ void summary(const memhal::bench::RatioReporter& r) {
                 all * 1e3, ratio(one, pbo), ratio(one, host));
   }
   std::printf("(ratios above 1: GL is faster than one CPU thread)\n");
+  const std::string key = "/nv12/f32_planar/real_time";
+  const double imported = r.real_seconds("gl_import" + key), uploaded = r.real_seconds("gl_upload" + key);
+  const double pbo = r.real_seconds("gl_pbo" + key), fd_dst = r.real_seconds("gl_fddst" + key);
+  const char* fd = is_available(MemoryKind::DmaBuf) ? "DMA-BUF" : "memfd";
+  std::printf("\nf32_planar, source: %s imported %.2fms, host memory uploaded %.2fms: upload/import %.2fx\n", fd,
+              imported * 1e3, uploaded * 1e3, imported > 0 ? uploaded / imported : 0.0);
+  std::printf("f32_planar, destination: Pbo %.2fms, %s read back into %.2fms: fd/Pbo %.2fx\n", pbo * 1e3, fd,
+              fd_dst * 1e3, pbo > 0 ? fd_dst / pbo : 0.0);
 }
 
 }  // namespace

@@ -34,22 +34,6 @@ constexpr uint64_t kDrmFormatModLinear = 0;
 // A buffer holds at most this many planes; more entries for one buffer are stale geometry.
 constexpr std::size_t kEntriesPerBuffer = 4;
 
-// One triangle covering the target; each fragment copies one byte, b/255 back to b.
-constexpr const char* kCopyVertex = R"(
-void main() {
-  vec2 p = vec2(float((gl_VertexID & 1) << 2) - 1.0, float((gl_VertexID & 2) << 1) - 1.0);
-  gl_Position = vec4(p, 0.0, 1.0);
-}
-)";
-constexpr const char* kCopyFragment = R"(
-precision highp float;
-uniform highp sampler2D u_bytes;
-layout(location = 0) out highp uvec4 o_byte;
-void main() {
-  o_byte = uvec4(uint(texelFetch(u_bytes, ivec2(gl_FragCoord.xy), 0).r * 255.0 + 0.5), 0u, 0u, 1u);
-}
-)";
-
 constexpr uint32_t fourcc(char a, char b, char c, char d) {
   return static_cast<uint32_t>(a) | (static_cast<uint32_t>(b) << 8) | (static_cast<uint32_t>(c) << 16) |
          (static_cast<uint32_t>(d) << 24);
@@ -214,23 +198,15 @@ Result<std::unique_ptr<DmaBufImporter>> DmaBufImporter::create(GlContext& contex
     return fail(ErrorCode::Unavailable, "GL driver ", context.info().renderer,
                 " lacks eglCreateImageKHR or glEGLImageTargetTexture2DOES (EGL_KHR_image_base, GL_OES_EGL_image)");
   }
-  MEMHAL_ASSIGN_OR_RETURN(const GLuint program, build_program(kCopyVertex, "", kCopyFragment, "DMA-BUF byte copy"));
-  std::unique_ptr<DmaBufImporter> importer(new DmaBufImporter(context, context.info().dma_buf_import_modifiers,
-                                                              create_image, destroy_image, target_texture));
-  importer->program_ = program;
-  glGenVertexArrays(1, &importer->vao_);
-  return importer;
+  return std::unique_ptr<DmaBufImporter>(new DmaBufImporter(context, context.info().dma_buf_import_modifiers,
+                                                            create_image, destroy_image, target_texture));
 }
 
 DmaBufImporter::~DmaBufImporter() {
   for (auto& entry : cache_.entries()) release(entry.value);
-  glDeleteProgram(program_);
-  glDeleteVertexArrays(1, &vao_);
 }
 
 void DmaBufImporter::release(Entry& entry) {
-  if (entry.framebuffer != 0) glDeleteFramebuffers(1, &entry.framebuffer);
-  if (entry.bytes != 0) glDeleteTextures(1, &entry.bytes);
   if (entry.texture != 0) glDeleteTextures(1, &entry.texture);
   if (entry.image != EGL_NO_IMAGE_KHR) destroy_image_(context_.display(), entry.image);
   entry = Entry{};
@@ -253,8 +229,7 @@ Result<GLuint> DmaBufImporter::texture(const DmaBufPlane& plane) {
   });
   if (hit != nullptr) {
     if (!hit->refused.empty()) return fail(ErrorCode::Unavailable, hit->refused, " (refused before; not retried)");
-    MEMHAL_TRY(copy_bytes(*hit));
-    return hit->bytes;
+    return hit->texture;
   }
   auto imported = import(plane);
   if (!imported) {
@@ -280,10 +255,10 @@ Result<GLuint> DmaBufImporter::texture(const DmaBufPlane& plane) {
   entries.erase(std::remove_if(entries.begin(), entries.end(),
                                [](const auto& e) { return e.value.texture == 0 && e.value.refused.empty(); }),
                 entries.end());
-  cache_.insert(*plane.storage, entry);
+  const GLuint texture = entry.texture;
+  cache_.insert(*plane.storage, std::move(entry));
   ++imports_;
-  MEMHAL_TRY(copy_bytes(entry));
-  return entry.bytes;
+  return texture;
 }
 
 Result<DmaBufImporter::Entry> DmaBufImporter::import(const DmaBufPlane& plane) {
@@ -313,55 +288,22 @@ Result<DmaBufImporter::Entry> DmaBufImporter::import(const DmaBufPlane& plane) {
                 plane.rows, " pitch ", plane.pitch, " offset ", plane.offset,
                 ") failed: ", egl_error_name(eglGetError()));
   }
-  // texelFetch reads only complete textures: one level, nearest filtering, for both.
-  auto nearest = [] {
-    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_NEAREST);
-    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_NEAREST);
-  };
+  // texelFetch reads only complete textures: one level, nearest filtering.
   glGenTextures(1, &entry.texture);
   glBindTexture(GL_TEXTURE_2D, entry.texture);
   target_texture_(GL_TEXTURE_2D, static_cast<GLeglImageOES>(entry.image));
-  nearest();
-  glGenTextures(1, &entry.bytes);
-  glBindTexture(GL_TEXTURE_2D, entry.bytes);
-  glTexStorage2D(GL_TEXTURE_2D, 1, GL_R8UI, static_cast<GLsizei>(plane.row_bytes), static_cast<GLsizei>(plane.rows));
-  nearest();
+  glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_NEAREST);
+  glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_NEAREST);
   glBindTexture(GL_TEXTURE_2D, 0);
-  glGenFramebuffers(1, &entry.framebuffer);
-  glBindFramebuffer(GL_FRAMEBUFFER, entry.framebuffer);
-  glFramebufferTexture2D(GL_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_TEXTURE_2D, entry.bytes, 0);
-  const GLenum status = glCheckFramebufferStatus(GL_FRAMEBUFFER);
-  glBindFramebuffer(GL_FRAMEBUFFER, 0);
-  const GLenum error = glGetError();
-  if (error != GL_NO_ERROR || status != GL_FRAMEBUFFER_COMPLETE) {
+  if (const GLenum error = glGetError(); error != GL_NO_ERROR) {
     release(entry);
-    return fail(ErrorCode::Unavailable, "binding an imported DMA-BUF plane to GL failed: ", gl_error_name(error),
-                status != GL_FRAMEBUFFER_COMPLETE ? " (byte framebuffer incomplete)" : "");
+    return fail(ErrorCode::Unavailable, "binding an imported DMA-BUF plane to GL failed: ", gl_error_name(error));
   }
   entry.offset = plane.offset;
   entry.pitch = plane.pitch;
   entry.row_bytes = plane.row_bytes;
   entry.rows = plane.rows;
   return entry;
-}
-
-Result<void> DmaBufImporter::copy_bytes(const Entry& entry) {
-  glBindFramebuffer(GL_FRAMEBUFFER, entry.framebuffer);
-  glViewport(0, 0, static_cast<GLsizei>(entry.row_bytes), static_cast<GLsizei>(entry.rows));
-  glUseProgram(program_);
-  glActiveTexture(GL_TEXTURE0);
-  glBindTexture(GL_TEXTURE_2D, entry.texture);
-  glUniform1i(glGetUniformLocation(program_, "u_bytes"), 0);
-  glBindVertexArray(vao_);
-  glDrawArrays(GL_TRIANGLES, 0, 3);
-  glBindVertexArray(0);
-  glBindTexture(GL_TEXTURE_2D, 0);
-  glUseProgram(0);
-  glBindFramebuffer(GL_FRAMEBUFFER, 0);
-  if (const GLenum error = glGetError(); error != GL_NO_ERROR) {
-    return fail(ErrorCode::Unavailable, "copying an imported DMA-BUF plane on the GPU failed: ", gl_error_name(error));
-  }
-  return {};
 }
 
 }  // namespace memhal::detail::gl
@@ -396,8 +338,8 @@ Result<void> probe_import(GlContext& context) {
   glGenFramebuffers(1, &framebuffer);
   glBindFramebuffer(GL_FRAMEBUFFER, framebuffer);
   glFramebufferTexture2D(GL_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_TEXTURE_2D, texture, 0);
-  std::vector<uint32_t> texels(static_cast<std::size_t>(kW * kH * 4));
-  glReadPixels(0, 0, kW, kH, GL_RGBA_INTEGER, GL_UNSIGNED_INT, texels.data());
+  std::vector<uint8_t> texels(static_cast<std::size_t>(kW * kH * 4));
+  glReadPixels(0, 0, kW, kH, GL_RGBA, GL_UNSIGNED_BYTE, texels.data());
   glBindFramebuffer(GL_FRAMEBUFFER, 0);
   glDeleteFramebuffers(1, &framebuffer);
   if (const GLenum error = glGetError(); error != GL_NO_ERROR) {
@@ -408,7 +350,7 @@ Result<void> probe_import(GlContext& context) {
     const uint32_t want = static_cast<uint32_t>((x * 7 + y * 13) & 0xff);
     if (texels[static_cast<std::size_t>(4 * i)] != want) {
       return fail(ErrorCode::Unavailable, "an imported ", buffer_name(buffer), " sampled ",
-                  texels[static_cast<std::size_t>(4 * i)], " at (", x, ", ", y, ") where the buffer holds ", want);
+                  int{texels[static_cast<std::size_t>(4 * i)]}, " at (", x, ", ", y, ") where the buffer holds ", want);
     }
   }
   return {};

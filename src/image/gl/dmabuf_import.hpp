@@ -8,9 +8,8 @@
 // drivers prefer (their sampler converts to RGB); a driver that refuses (llvmpipe cannot import
 // a plane > 0: EGL_BAD_ALLOC) gets the planes one by one from then on, with a note saying so.
 //
-// The imported texture is unsigned normalised (a byte b reads as b/255); the converter decodes
-// integer byte textures, so each call copies the plane on the GPU into an R8UI texture kept
-// with the import (one small draw, no CPU access to the frame).
+// The imported texture is unsigned normalised (a byte b reads as b/255); the converter samples
+// it in place with a shader variant that turns it back into b (no copy, no CPU access).
 //
 // Imports are cached per buffer identity (Storage::id): a camera's or pool's ring of N buffers
 // is imported N times, not once a frame. An entry is dropped when its buffer is freed (not when
@@ -86,8 +85,8 @@ class DmaBufImporter {
   DmaBufImporter(const DmaBufImporter&) = delete;
   DmaBufImporter& operator=(const DmaBufImporter&) = delete;
 
-  /// A GL_TEXTURE_2D (R8UI: texel (x, y) = byte x of row y) holding the plane's bytes as they
-  /// are now, copied on the GPU from the plane's EGLImage (imported on first use, cached). On the
+  /// A GL_TEXTURE_2D over the plane's EGLImage (R8 unsigned normalised: texel (x, y) = byte x
+  /// of row y, as it is in the buffer when GL reads it), imported on first use, cached. On the
   /// GL thread. `Unavailable` naming the EGL or GL error when the driver refuses the import (a
   /// size, pitch or offset it cannot sample).
   Result<GLuint> texture(const DmaBufPlane& plane);
@@ -115,11 +114,9 @@ class DmaBufImporter {
   struct Entry {
     int64_t offset = 0, pitch = 0, row_bytes = 0, rows = 0;
     EGLImageKHR image = EGL_NO_IMAGE_KHR;
-    GLuint texture = 0;      // R8 over the EGLImage
-    GLuint bytes = 0;        // R8UI copy the converter samples
-    GLuint framebuffer = 0;  // renders into `bytes`
-    std::string refused;     // why the driver refused this plane (then no GL objects)
-    uint32_t fourcc = 0;     // a whole image on GL_TEXTURE_EXTERNAL_OES (`texture`), else 0
+    GLuint texture = 0;   // R8 over the EGLImage
+    std::string refused;  // why the driver refused this plane (then no GL objects)
+    uint32_t fourcc = 0;  // a whole image on GL_TEXTURE_EXTERNAL_OES (`texture`), else 0
     int64_t width = 0, height = 0;
     ColorMatrix matrix = ColorMatrix::Bt601;
     ColorRange range = ColorRange::Limited;
@@ -134,7 +131,6 @@ class DmaBufImporter {
         target_texture_(target_texture) {}
   void release(Entry& entry);
   Result<Entry> import(const DmaBufPlane& plane);
-  Result<void> copy_bytes(const Entry& entry);
 
   GlContext& context_;
   bool modifiers_;
@@ -143,8 +139,6 @@ class DmaBufImporter {
   PFNGLEGLIMAGETARGETTEXTURE2DOESPROC target_texture_;
   BufferCache<Entry> cache_;
   uint64_t imports_ = 0;
-  GLuint program_ = 0;  // the unorm -> integer copy
-  GLuint vao_ = 0;
 };
 
 }  // namespace memhal::detail::gl

@@ -144,22 +144,23 @@ Result<std::unique_ptr<GlConverter>> GlConverter::create(GlContext& context) {
   converter->max_size_ = context.info().max_texture_size;
   if (converter->max_size_ <= 0) glGetIntegerv(GL_MAX_TEXTURE_SIZE, &converter->max_size_);
   // The other variants compile on first use; these two show now that the driver takes them.
-  MEMHAL_TRY(converter->sample_program(3, false, false, false));
+  MEMHAL_TRY(converter->sample_program(3, false, false, false, false));
   MEMHAL_TRY(converter->pack_program(0, 3, 1));
   glUseProgram(0);
   MEMHAL_TRY(gl_check("setting up the converter's programs"));
   return converter;
 }
 
-Result<GLuint> GlConverter::sample_program(int kind, bool alpha, bool affine_h, bool affine_v) {
-  const int index = ((kind * 2 + (alpha ? 1 : 0)) * 2 + (affine_h ? 1 : 0)) * 2 + (affine_v ? 1 : 0);
+Result<GLuint> GlConverter::sample_program(int kind, bool alpha, bool affine_h, bool affine_v, bool unorm) {
+  const int index =
+      (((kind * 2 + (alpha ? 1 : 0)) * 2 + (affine_h ? 1 : 0)) * 2 + (affine_v ? 1 : 0)) * 2 + (unorm ? 1 : 0);
   GLuint& program = sample_programs_[static_cast<std::size_t>(index)];
   if (program != 0) return program;
   char defines[192];
   std::snprintf(defines, sizeof defines,
-                "%s#define KIND %d\n#define ALPHA %s\n#define AFFINE_H %d\n#define AFFINE_V %d\n",
+                "%s#define KIND %d\n#define ALPHA %s\n#define AFFINE_H %d\n#define AFFINE_V %d\n#define UNORM %d\n",
                 kind == 5 ? "#extension GL_OES_EGL_image_external_essl3 : require\n" : "", kind,
-                alpha ? "true" : "false", affine_h ? 1 : 0, affine_v ? 1 : 0);
+                alpha ? "true" : "false", affine_h ? 1 : 0, affine_v ? 1 : 0, unorm ? 1 : 0);
   MEMHAL_ASSIGN_OR_RETURN(program, build_program(shaders::kVertex, defines, shaders::kSample, "sample"));
   ++objects_made_;
   glUseProgram(program);
@@ -325,7 +326,9 @@ Result<void> GlConverter::sample(const ImageRef& src, const ConvertOptions& opti
                    : src.format == PixelFormat::I420 ? 4
                                                      : 0;
   const auto& offsets = info.order;
-  MEMHAL_ASSIGN_OR_RETURN(const GLuint p, sample_program(kind, info.alpha, affine_[0], affine_[1]));
+  // Imported planes are R8 textures over the DMA-BUF (all or none of a source's planes).
+  const bool unorm = src.gl_external == 0 && src.planes[0].gl_texture != 0;
+  MEMHAL_ASSIGN_OR_RETURN(const GLuint p, sample_program(kind, info.alpha, affine_[0], affine_[1], unorm));
   glUseProgram(p);
   const auto& pl = src.planes;
   glUniform4i(at(p, "u_pixel"), to_int(pl[0].pixel), to_int(pl[1].pixel), to_int(pl[2].pixel), to_int(pl[3].pixel));

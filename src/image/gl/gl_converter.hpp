@@ -82,9 +82,9 @@ class GlConverter {
   };
 
   GlConverter(GlContext& context, GLuint vao);
-  /// The sample program for a source kind and axis forms (see gl_shaders.hpp), linked on first
-  /// use.
-  Result<GLuint> sample_program(int kind, bool alpha, bool affine_h, bool affine_v);
+  /// The sample program for a source kind, axis forms and plane texture type (R8UI, or R8 for
+  /// imported planes; see gl_shaders.hpp), linked on first use.
+  Result<GLuint> sample_program(int kind, bool alpha, bool affine_h, bool affine_v, bool unorm);
   /// The pack program for a plane mode, output dtype (0..3) and elements per pixel (1..4).
   Result<GLuint> pack_program(int mode, int dtype, int channels);
   Result<void> prepare_taps(const ImageRef& dst, const Rect& crop, const ConvertOptions& options);
@@ -101,8 +101,8 @@ class GlConverter {
   static int out_planes(const ImageRef& dst, const ConvertOptions& options, std::array<OutPlane, kMaxPlanes>& out);
 
   GlContext* context_;
-  std::array<GLuint, 6 * 2 * 2 * 2> sample_programs_{};  // by kind, alpha and affine axes
-  std::array<GLuint, 5 * 4 * 4> pack_programs_{};        // by mode, dtype and channels
+  std::array<GLuint, 6 * 2 * 2 * 2 * 2> sample_programs_{};  // by kind, alpha, affine axes, unorm
+  std::array<GLuint, 5 * 4 * 4> pack_programs_{};            // by mode, dtype and channels
   GLuint vao_ = 0;
   int max_size_ = 0;
   uint64_t objects_made_ = 0;

@@ -24,7 +24,8 @@ void main() {
 // RGB(A), 2 packed 4:2:2 (u_offsets: bytes of Y0, U, Y1, V in a macropixel), 3 semi-planar
 // (u_offsets.xy: bytes of U and V in a chroma pair), 4 three-plane 4:2:0, 5 RGB from
 // u_external (a whole image on GL_TEXTURE_EXTERNAL_OES, decoded by the driver). Element (x, y, c)
-// of plane i is byte x * u_pixel[i] + c * u_comp[i] of row y of texture u_plane<i>. ALPHA: the
+// of plane i is byte x * u_pixel[i] + c * u_comp[i] of row y of texture u_plane<i> (R8UI, or
+// with UNORM R8 unsigned normalised: an imported DMA-BUF plane sampled in place). ALPHA: the
 // source has alpha. AFFINE_H / AFFINE_V: that axis reads one source pixel per output at an
 // affine position (copies, mirrors, integer-ratio nearest and bilinear), with no tap tables.
 inline constexpr const char* kSample = R"(
@@ -39,10 +40,20 @@ precision highp sampler2D;
 #if KIND == 5
 uniform highp samplerExternalOES u_external;
 #endif
+#if UNORM
+// Planes imported from DMA-BUFs: R8 unsigned normalised textures over the buffer's own bytes.
+uniform sampler2D u_plane0;
+uniform sampler2D u_plane1;
+uniform sampler2D u_plane2;
+uniform sampler2D u_plane3;
+#define BYTE(t, p) floor(texelFetch(t, p, 0).r * 255.0 + 0.5)
+#else
 uniform usampler2D u_plane0;
 uniform usampler2D u_plane1;
 uniform usampler2D u_plane2;
 uniform usampler2D u_plane3;
+#define BYTE(t, p) float(texelFetch(t, p, 0).r)
+#endif
 uniform isampler2D u_first_h;
 uniform isampler2D u_first_v;
 uniform sampler2D u_taps_h;
@@ -61,10 +72,10 @@ out uvec4 o_rgba;
 // Tap tables are 2D so that long axes fit: entry i lies at (i % 4096, i / 4096).
 ivec2 entry(int i) { return ivec2(i & 4095, i >> 12); }
 
-float byte0(int x, int y, int c) { return float(texelFetch(u_plane0, ivec2(x * u_pixel.x + c * u_comp.x, y), 0).r); }
-float byte1(int x, int y, int c) { return float(texelFetch(u_plane1, ivec2(x * u_pixel.y + c * u_comp.y, y), 0).r); }
-float byte2(int x, int y, int c) { return float(texelFetch(u_plane2, ivec2(x * u_pixel.z + c * u_comp.z, y), 0).r); }
-float byte3(int x, int y, int c) { return float(texelFetch(u_plane3, ivec2(x * u_pixel.w + c * u_comp.w, y), 0).r); }
+float byte0(int x, int y, int c) { return BYTE(u_plane0, ivec2(x * u_pixel.x + c * u_comp.x, y)); }
+float byte1(int x, int y, int c) { return BYTE(u_plane1, ivec2(x * u_pixel.y + c * u_comp.y, y)); }
+float byte2(int x, int y, int c) { return BYTE(u_plane2, ivec2(x * u_pixel.z + c * u_comp.z, y)); }
+float byte3(int x, int y, int c) { return BYTE(u_plane3, ivec2(x * u_pixel.w + c * u_comp.w, y)); }
 
 vec4 yuv(float y, float u, float v) {
   float l = (y - u_luma.x) * u_luma.y;
