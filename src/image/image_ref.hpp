@@ -15,8 +15,8 @@ namespace memhal::detail {
 /// component c) lies y*row + x*pixel + c*comp bytes from element (0, 0, 0), which is at byte
 /// `offset` of the tensor's buffer number `buffer`; at `base` once the CPU can reach the plane
 /// (mapped); for the GL backend at `offset` in the GL buffer object `gl_buffer` (a Pbo tensor),
-/// or already in the R8UI texture `gl_texture` (texel (x, y) = byte x of row y; a DMA-BUF
-/// imported through EGL), sampled as it is.
+/// or already in the R8 (unsigned normalised) texture `gl_texture` (texel (x, y) = byte x of
+/// row y; a DMA-BUF imported through EGL), sampled as it is.
 struct PlaneRef {
   std::byte* base = nullptr;
   int64_t row = 0;

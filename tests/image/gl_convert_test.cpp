@@ -394,7 +394,7 @@ TEST_F(GlConvert, SourcesAndDestinationsInGlBuffersMatchTheReference) {
   }
 }
 
-TEST_F(GlConvert, PlanesAlreadyInR8uiTexturesAreSampledInPlace) {
+TEST_F(GlConvert, PlanesAlreadyInR8TexturesAreSampledInPlace) {
   std::mt19937 rng(21);
   ASSERT_OK_AND_ASSIGN(Tensor src, Tensor::image(64, 48, PixelFormat::Nv12, MemoryKind::Mem));
   ASSERT_OK_AND_ASSIGN(Tensor dst, Tensor::image(50, 30, PixelFormat::Bgra, MemoryKind::Mem));
@@ -407,16 +407,15 @@ TEST_F(GlConvert, PlanesAlreadyInR8uiTexturesAreSampledInPlace) {
     ASSERT_OK_AND_ASSIGN(TensorMap out, dst.map(CpuAccess::Write));
     ImageRef s = describe(in, PixelFormat::Nv12);
     const ImageRef d = describe(out, PixelFormat::Bgra);
-    // What an imported DMA-BUF looks like to the converter: one R8UI texture per plane.
+    // What an imported DMA-BUF looks like to the converter: one R8 (unorm) texture per plane.
     ASSERT_OK(context_->run([&]() -> Result<void> {
       GLuint textures[2] = {};
       glGenTextures(2, textures);
       for (int i = 0; i < 2; ++i) {
         glBindTexture(GL_TEXTURE_2D, textures[i]);
-        glTexStorage2D(GL_TEXTURE_2D, 1, GL_R8UI, 64, i == 0 ? 48 : 24);
+        glTexStorage2D(GL_TEXTURE_2D, 1, GL_R8, 64, i == 0 ? 48 : 24);
         glPixelStorei(GL_UNPACK_ROW_LENGTH, static_cast<GLint>(s.planes[i].row));
-        glTexSubImage2D(GL_TEXTURE_2D, 0, 0, 0, 64, i == 0 ? 48 : 24, GL_RED_INTEGER, GL_UNSIGNED_BYTE,
-                        s.planes[i].base);
+        glTexSubImage2D(GL_TEXTURE_2D, 0, 0, 0, 64, i == 0 ? 48 : 24, GL_RED, GL_UNSIGNED_BYTE, s.planes[i].base);
         glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_NEAREST);
         glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_NEAREST);
         s.planes[i].base = nullptr;
