@@ -109,10 +109,13 @@ struct ImageProcessorStats {
   uint64_t cpu_calls = 0;     ///< conversions the CPU backend ran (fallbacks included)
   uint64_t fallbacks = 0;     ///< conversions a GL processor handed to the CPU backend
   std::string last_fallback;  ///< why the latest fallback happened ("gl: ...")
-  /// DMA-BUF planes the GL backend imported through EGL (a cached buffer is imported once).
+  /// EGL images the GL backend imported from DmaBuf (and memfd-backed Shm) sources: one per
+  /// plane, or one per frame where the driver takes a multi-plane YUV frame whole; a cached
+  /// buffer is imported once.
   uint64_t dma_buf_imports = 0;
   /// Why the GL backend uploads DmaBuf sources instead of importing them (no
-  /// EGL_EXT_image_dma_buf_import, or the EGL error of a refused import); empty otherwise.
+  /// EGL_EXT_image_dma_buf_import, or the EGL error of a refused import), or imports a YUV
+  /// frame plane by plane (the EGL error of the whole-frame import); empty otherwise.
   std::string dma_buf_import_note;
 };
 
