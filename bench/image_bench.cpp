@@ -14,6 +14,7 @@
 #include <libyuv.h>
 
 #include <time.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -158,6 +159,8 @@ void timed(benchmark::State& state, const std::string& name, const std::function
 // runs that size the iteration count, nor its aggregates) for the tables.
 class Recorder : public benchmark::ConsoleReporter {
  public:
+  // Colour only on a terminal: the tables are meant to be saved and pasted.
+  Recorder() : ConsoleReporter(isatty(STDOUT_FILENO) != 0 ? OO_Defaults : OO_Tabular) {}
   void ReportRuns(const std::vector<Run>& runs) override {
     for (const Run& run : runs) {
       if (run.run_type != Run::RT_Iteration || run.error_occurred) continue;

@@ -293,7 +293,7 @@ def test_convert_batch_fills_each_image_from_frames_of_different_sizes_and_forma
     grey = memhal.Tensor.image(6, 6, "grey", memory="mem")
     with grey.map("write") as m:
         np.asarray(m)[...] = 51
-    batch = memhal.Tensor((2, 3, 4, 4), "f32", memory="mem")
+    batch = memhal.Tensor((2, 3, 6, 8), "f32", memory="mem")  # w = 8: no {h, w, c} reading
     processor = memhal.ImageProcessor(threads=1)
     processor.convert_batch([red, grey], batch)
     with batch.map("read") as m:
