@@ -32,6 +32,9 @@ assert isinstance(gl["available"], bool)
 if gl["available"]:
     assert gl["renderer"] and gl["version"].startswith("OpenGL ES 3"), gl
     assert isinstance(gl["extensions"], list) and isinstance(gl["dma_buf_import"], bool), gl
+    # Probed for real: works, or says why not.
+    for what in ("dma_buf_import", "dma_buf_render"):
+        assert isinstance(gl[what], bool) and gl[what] == (gl[what + "_why"] == ""), gl
 else:
     assert gl["reason"], gl
 ' "$json"
