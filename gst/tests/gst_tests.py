@@ -378,7 +378,7 @@ def vivid_dmabuf():
     consumer's frames are DmaBuf, and each V4L2 buffer is registered on the Channel once."""
     runner, plugin = os.environ["MEMHAL_DMAHEAP_VM"], os.environ["MEMHAL_GST_PLUGIN"]
     script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "vm")
-    frames = 60
+    frames = 100
     r = run(["bash", f"{script}/run_gst_vm.sh", runner, plugin, GST_RUN, CHECKSUMS, f"{script}/vivid.sh",
              "dmabuf", "640", "480", str(frames)], timeout=840)
     if r.returncode == 77:
@@ -395,8 +395,10 @@ def vivid_dmabuf():
         fail("GST_PERFORMANCE log has copies: " + "\n".join(copy_lines(log)[:5]))
     if not summary or f"frames={frames} memory=dmabuf " not in summary[0]:
         fail(f"the consumer did not get {frames} DmaBuf frames: {summary} {out[-2000:]}")
+    # A V4L2 queue has at most 32 buffers (VIDEO_MAX_FRAME); v4l2src adds some (CREATE_BUFS) while
+    # consumers hold frames, so the count varies from run to run, but each crosses once.
     buffers = int(summary[0].split("buffers=")[1])
-    if buffers > 16:
+    if buffers > 32:
         fail(f"{buffers} buffers registered for {frames} frames: v4l2src's DMA-BUFs were sent anew each frame")
     print(f"vivid_dmabuf: {frames} frames of v4l2src io-mode=dmabuf by fd, 0 copies;", summary[0])
 
