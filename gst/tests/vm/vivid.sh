@@ -27,7 +27,7 @@ fi
 # bench: one size, three ways: the producer's streaming thread CPU per frame (median), and the
 # consumer's.
 bench() {
-  local n=$1 src="v4l2src device=/dev/video0 io-mode=dmabuf num-buffers=$1 ! $caps" producer consumer
+  local src="v4l2src device=/dev/video0 io-mode=dmabuf num-buffers=$1 ! $caps" producer consumer
   /dut/gst_run --thread-cpu sink --timeout 300 "$src ! fakesink name=sink sync=false" >/tmp/a.out 2>&1
   echo "alone.rc=$?"
   show alone /tmp/a.out
@@ -42,7 +42,7 @@ bench() {
   show memhal.producer /tmp/mp.out
   show memhal.consumer /tmp/mc.out
   /dut/gst_run --thread-cpu sink --timeout 300 "$src ! shmsink name=sink socket-path=/tmp/s.sock \
-    shm-size=$((w * h * 3 / 2 * 12)) wait-for-connection=true sync=false" >/tmp/sp.out 2>&1 &
+    shm-size=$((w * h * 3 * 12 / 2)) wait-for-connection=true sync=false" >/tmp/sp.out 2>&1 &
   producer=$!
   /dut/gst_run --thread-cpu sink --timeout 300 --wait-for /tmp/s.sock \
     "shmsrc socket-path=/tmp/s.sock ! $caps,framerate=0/1 ! fakesink name=sink sync=false enable-last-sample=false" \
