@@ -120,6 +120,14 @@ struct ImageProcessorStats {
   /// EGL_EXT_image_dma_buf_import, or the EGL error of a refused import), or imports a YUV
   /// frame plane by plane (the EGL error of the whole-frame import); empty otherwise.
   std::string dma_buf_import_note;
+  /// Conversions the GL backend rendered straight into a DmaBuf (or memfd-backed Shm)
+  /// destination, imported as an EGLImage render target (DRM_FORMAT_ABGR8888, or R8 for 8-bit
+  /// rows of no whole 4 bytes), instead of reading the output back into it.
+  uint64_t dma_buf_renders = 0;
+  /// Why the latest DmaBuf or Shm destination was read back instead (no
+  /// EGL_EXT_image_dma_buf_import, the driver's refusal, remembered per driver, or a plane
+  /// layout those formats cannot describe); empty when none was.
+  std::string dma_buf_render_note;
 };
 
 class MEMHAL_EXPORT ImageProcessor {

@@ -195,6 +195,8 @@ ImageProcessorStats ImageProcessor::stats() const {
   if (impl_->gl) {
     stats.dma_buf_imports = impl_->gl->dma_buf_imports();
     stats.dma_buf_import_note = impl_->gl->dma_buf_import_note();
+    stats.dma_buf_renders = impl_->gl->dma_buf_renders();
+    stats.dma_buf_render_note = impl_->gl->dma_buf_render_note();
   }
 #endif
   return stats;

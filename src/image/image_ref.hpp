@@ -26,6 +26,9 @@ struct PlaneRef {
   int64_t offset = 0;
   uint32_t gl_buffer = 0;
   uint32_t gl_texture = 0;
+  /// GL backend, destinations: a framebuffer over this plane's own bytes (a DMA-BUF or memfd
+  /// imported as a render target), which the converter renders into instead of reading back.
+  uint32_t gl_framebuffer = 0;
 };
 
 /// An image tensor described for a backend: for interleaved formats one plane of pixels, for

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <sys/mman.h>
 #include <unistd.h>
+#include <memhal/channel.hpp>
 #include <memhal/image_processor.hpp>
 #include <memhal/memory.hpp>
 #include <memhal/memory_domain.hpp>
@@ -576,6 +577,180 @@ TEST(GlBackend, AWriteSealedMemfdIsImportedAndSampledInPlace) {
   }
   if (!gl.gl_driver()->dma_buf_import) return expect_uploaded(gl);
   EXPECT_EQ(gl.stats().dma_buf_imports, whole_nv12(gl) ? 1u : 2u) << gl.stats().dma_buf_import_note;
+}
+
+// The elements of two images of one format, size and dtype (their layouts may differ), byte
+// for byte: "" when equal, else where they first differ.
+std::string byte_difference(const Tensor& a, const Tensor& b) {
+  auto ma = *a.map(CpuAccess::Read);
+  auto mb = *b.map(CpuAccess::Read);
+  const Layout& la = ma.layout();
+  const Layout& lb = mb.layout();
+  if (la.is_multi_plane()) {
+    for (std::size_t i = 0; i < la.planes().size(); ++i) {
+      const PlaneLayout& pa = la.planes()[i];
+      const PlaneLayout& pb = lb.planes()[i];
+      for (int64_t y = 0; y < pa.height; ++y) {
+        for (int64_t x = 0; x < pa.row_bytes; ++x) {
+          const auto va = static_cast<int>(ma.plane(i)[y * pa.pitch + x]);
+          const auto vb = static_cast<int>(mb.plane(i)[y * pb.pitch + x]);
+          if (va != vb) {
+            return "plane " + std::to_string(i) + " row " + std::to_string(y) + " byte " + std::to_string(x) + ": " +
+                   std::to_string(va) + " vs " + std::to_string(vb);
+          }
+        }
+      }
+    }
+    return "";
+  }
+  const auto shape = la.shape();
+  const int64_t esize = static_cast<int64_t>(la.element_size());
+  std::vector<int64_t> index(shape.size(), 0);
+  for (int64_t n = 0; n < la.element_count(); ++n) {
+    int64_t oa = 0, ob = 0;
+    for (std::size_t d = 0; d < shape.size(); ++d) oa += index[d] * la.strides()[d], ob += index[d] * lb.strides()[d];
+    if (std::memcmp(ma.data() + oa, mb.data() + ob, static_cast<std::size_t>(esize)) != 0) {
+      return "element " + std::to_string(n) + ": " + std::to_string(static_cast<int>(ma.data()[oa])) + " vs " +
+             std::to_string(static_cast<int>(mb.data()[ob]));
+    }
+    for (std::size_t d = shape.size(); d-- > 0;) {
+      if (++index[d] < shape[d]) break;
+      index[d] = 0;
+    }
+  }
+  return "";
+}
+
+// A DmaBuf destination (a memfd-backed Shm one on the host) is imported as a render target and
+// written in place, 4 bytes a fragment (ABGR8888) where its rows are whole 4-byte texels, else
+// 1 (R8, 8-bit elements): the bytes equal those the readback path writes into host memory. On a
+// driver without the import (Mesa 22) the output is read back, and the note says why.
+TEST(GlBackend, AnFdDestinationIsRenderedIntoInPlaceAndEqualsTheReadbackByteForByte) {
+  GL_PROCESSOR_OR_SKIP(gl);
+  const MemoryKind memory = fd_memory();
+  std::mt19937 rng(11);
+  ASSERT_OK_AND_ASSIGN(Tensor src, Tensor::image(98, 62, PixelFormat::Nv12, MemoryKind::Mem));
+  struct Case {
+    int64_t width, height;
+    PixelFormat format;
+    DType dtype;
+    ResizeMode resize;
+  };
+  const Case cases[] = {
+      {64, 48, PixelFormat::Rgba, DType::U8, ResizeMode::Stretch},          // ABGR8888
+      {45, 33, PixelFormat::Bgra, DType::U8, ResizeMode::Letterbox},        // ABGR8888, odd size
+      {64, 40, PixelFormat::Grey, DType::U8, ResizeMode::Stretch},          // ABGR8888 of 16 texels a row
+      {45, 33, PixelFormat::Grey, DType::U8, ResizeMode::Stretch},          // R8
+      {64, 36, PixelFormat::Rgb, DType::U8, ResizeMode::Stretch},           // ABGR8888 of 48 texels a row
+      {50, 30, PixelFormat::Rgb, DType::U8, ResizeMode::Letterbox},         // R8 (150 bytes a row)
+      {48, 32, PixelFormat::Nv12, DType::U8, ResizeMode::Stretch},          // two planes
+      {40, 40, PixelFormat::PlanarRgb, DType::F32, ResizeMode::Letterbox},  // f32 elements as bytes
+  };
+  uint64_t fd_outputs = 0;
+  for (const Case& c : cases) {
+    const std::string what = std::string(to_string(c.format)) + " " + std::string(to_string(c.dtype)) + " " +
+                             std::to_string(c.width) + "x" + std::to_string(c.height);
+    ASSERT_OK_AND_ASSIGN(Tensor direct, Tensor::image(c.width, c.height, c.format, memory, c.dtype));
+    ASSERT_OK_AND_ASSIGN(Tensor read_back, Tensor::image(c.width, c.height, c.format, MemoryKind::Mem, c.dtype));
+    ConvertOptions o;
+    o.resize = c.resize;
+    o.pad = {10, 20, 30, 255};
+    if (c.dtype == DType::F32) o.mean = {0.485f, 0.456f, 0.406f, 0}, o.std = {0.229f, 0.224f, 0.225f, 1};
+    for (int round = 0; round < 2; ++round) {
+      testing::fill_random(src, rng);
+      SCOPED_TRACE(what);
+      ASSERT_OK(gl.convert(src, direct, o));
+      ++fd_outputs;
+      ASSERT_OK(gl.convert(src, read_back, o));
+      EXPECT_EQ(gl.last_backend(), ImageBackend::Gl) << what;
+      EXPECT_EQ(byte_difference(direct, read_back), "") << what << " round " << round;
+    }
+  }
+  const ImageProcessorStats stats = gl.stats();
+  EXPECT_EQ(stats.fallbacks, 0u) << stats.last_fallback;
+  if (!gl.gl_driver()->dma_buf_import) {
+    EXPECT_EQ(stats.dma_buf_renders, 0u);
+    EXPECT_NE(stats.dma_buf_render_note.find("EGL_EXT_image_dma_buf_import"), std::string::npos)
+        << stats.dma_buf_render_note;
+    return;
+  }
+  EXPECT_EQ(stats.dma_buf_renders, fd_outputs) << stats.dma_buf_render_note;
+  EXPECT_EQ(stats.dma_buf_render_note, "");
+}
+
+// GL renders the converted image into a DmaBuf (a memfd on the host); the buffer goes through a
+// Channel to another process, which reads the bytes there: they are the converted image, equal
+// to what the readback path writes. In the VM this runs on real DMA-BUFs (gl.dmabuf_vm.*).
+TEST(GlBackend, AnImageRenderedIntoAnFdIsWhatAnotherProcessReadsThroughAChannel) {
+  if (expect_no_gl()) GTEST_SKIP() << "this run hides the GL driver (MEMHAL_TEST_EXPECT_NO_GL)";
+  if (auto why = testing::mesa25_missing()) GTEST_SKIP() << *why;
+  constexpr int64_t kW = 64, kH = 48, kRowBytes = kW * 4;
+  // The reader forks before this process starts a GL thread.
+  ASSERT_OK_AND_ASSIGN(auto ends, ipc::Channel::pair());
+  int pipe_fds[2];
+  ASSERT_EQ(::pipe(pipe_fds), 0);
+  const pid_t child = ::fork();
+  if (child == 0) {
+    ::close(pipe_fds[0]);
+    { auto sender_end = std::move(ends.first); }
+    auto received = ends.second.receive(std::chrono::seconds(60));
+    if (!received) ::_exit(2);
+    auto map = received->map(CpuAccess::Read);
+    if (!map || received->pixel_format() != PixelFormat::Rgba) ::_exit(3);
+    for (int64_t y = 0; y < kH; ++y) {
+      const std::byte* row = map->const_data() + y * map->strides()[0];
+      if (::write(pipe_fds[1], row, kRowBytes) != kRowBytes) ::_exit(4);
+    }
+    ::_exit(0);
+  }
+  ::close(pipe_fds[1]);
+  { auto receiver_end = std::move(ends.second); }
+  auto reap = [&] {
+    int status = 0;
+    ::waitpid(child, &status, 0);
+    ::close(pipe_fds[0]);
+    return status;
+  };
+  auto made = ImageProcessor::create({.threads = 1, .backend = ImageBackend::Gl});
+  if (!made && testing::mesa25_dir()) {
+    ::kill(child, SIGKILL);
+    reap();
+    FAIL() << "no GL on Mesa 25: " << made.error().message();
+  }
+  if (!made) {
+    ::kill(child, SIGKILL);
+    reap();
+    GTEST_SKIP() << "no GL here: " << made.error().message();
+  }
+  ImageProcessor gl = std::move(*made);
+  ASSERT_EQ(testing::wrong_mesa(gl.gl_driver()->version), "");
+  std::mt19937 rng(12);
+  ASSERT_OK_AND_ASSIGN(Tensor src, Tensor::image(320, 240, PixelFormat::Nv12, MemoryKind::Mem));
+  testing::fill_random(src, rng);
+  ASSERT_OK_AND_ASSIGN(Tensor shared, Tensor::image(kW, kH, PixelFormat::Rgba, fd_memory()));
+  ASSERT_OK_AND_ASSIGN(Tensor local, Tensor::image(kW, kH, PixelFormat::Rgba, MemoryKind::Mem));
+  ConvertOptions o;
+  o.resize = ResizeMode::Letterbox;
+  ASSERT_OK(gl.convert(src, shared, o));
+  ASSERT_OK(gl.convert(src, local, o));
+  EXPECT_EQ(gl.stats().dma_buf_renders, gl.gl_driver()->dma_buf_import ? 1u : 0u) << gl.stats().dma_buf_render_note;
+  ASSERT_OK(ends.first.send(shared));
+  std::vector<std::byte> theirs(static_cast<std::size_t>(kRowBytes * kH));
+  std::size_t got = 0;
+  while (got < theirs.size()) {
+    const ssize_t n = ::read(pipe_fds[0], theirs.data() + got, theirs.size() - got);
+    if (n <= 0) break;
+    got += static_cast<std::size_t>(n);
+  }
+  const int status = reap();
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "the reader failed (status " << status << ")";
+  ASSERT_EQ(got, theirs.size());
+  ASSERT_OK_AND_ASSIGN(TensorMap mine, local.map(CpuAccess::Read));
+  for (int64_t y = 0; y < kH; ++y) {
+    ASSERT_EQ(std::memcmp(theirs.data() + y * kRowBytes, mine.const_data() + y * mine.strides()[0], kRowBytes), 0)
+        << "row " << y << " differs from the readback's";
+  }
+  EXPECT_EQ(report(reference::compare(src, local, o, 5, 2.0)), "");
 }
 
 // What `memhal info` shows: import and render-to-DMA-BUF tried for real, the reason when not.

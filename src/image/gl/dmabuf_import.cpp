@@ -15,6 +15,7 @@
 #include <map>
 #include <mutex>
 #include <set>
+#include <sstream>
 #include <string>
 
 #include <memhal/memory.hpp>
@@ -30,6 +31,8 @@ namespace {
 
 // From the kernel's drm_fourcc.h: one 8-bit channel, and the linear (untiled) modifier.
 constexpr uint32_t kDrmFormatR8 = 'R' | ('8' << 8) | (' ' << 16) | (static_cast<uint32_t>(' ') << 24);
+// Four bytes R, G, B, A in memory order (DRM_FORMAT_ABGR8888, "AB24").
+constexpr uint32_t kDrmFormatAbgr8888 = 'A' | ('B' << 8) | ('2' << 16) | (static_cast<uint32_t>('4') << 24);
 constexpr uint64_t kDrmFormatModLinear = 0;
 // A buffer holds at most this many planes; more entries for one buffer are stale geometry.
 constexpr std::size_t kEntriesPerBuffer = 4;
@@ -55,6 +58,7 @@ constexpr PlaneAttribs kPlaneAttribs[] = {
 std::string fourcc_name(uint32_t code) {
   std::string name(4, ' ');
   for (int i = 0; i < 4; ++i) name[i] = static_cast<char>((code >> (8 * i)) & 0xff);
+  name.erase(name.find_last_not_of(' ') + 1);  // "R8  " reads "R8"
   return name;
 }
 
@@ -68,6 +72,12 @@ std::set<std::string>& refusing_drivers() {
 std::string driver_key(const GlContext& context) {
   const GlInfo& i = context.info();
   return cat(i.vendor, "|", i.renderer, "|", i.version);
+}
+
+// Why a driver refused rendering into a memory kind as a format, by driver key, kind and format.
+std::map<std::string, std::string>& render_refusals() {
+  static std::map<std::string, std::string> refusals;
+  return refusals;
 }
 
 // Why a driver refused a fourcc as one image, by driver key and fourcc.
@@ -204,9 +214,11 @@ Result<std::unique_ptr<DmaBufImporter>> DmaBufImporter::create(GlContext& contex
 
 DmaBufImporter::~DmaBufImporter() {
   for (auto& entry : cache_.entries()) release(entry.value);
+  for (auto& entry : targets_.entries()) release(entry.value);
 }
 
 void DmaBufImporter::release(Entry& entry) {
+  if (entry.framebuffer != 0) glDeleteFramebuffers(1, &entry.framebuffer);
   if (entry.texture != 0) glDeleteTextures(1, &entry.texture);
   if (entry.image != EGL_NO_IMAGE_KHR) destroy_image_(context_.display(), entry.image);
   entry = Entry{};
@@ -231,7 +243,7 @@ Result<GLuint> DmaBufImporter::texture(const DmaBufPlane& plane) {
     if (!hit->refused.empty()) return fail(ErrorCode::Unavailable, hit->refused, " (refused before; not retried)");
     return hit->texture;
   }
-  auto imported = import(plane);
+  auto imported = import(plane, kDrmFormatR8, plane.row_bytes);
   if (!imported) {
     Entry refused;
     refused.offset = plane.offset;
@@ -261,13 +273,86 @@ Result<GLuint> DmaBufImporter::texture(const DmaBufPlane& plane) {
   return texture;
 }
 
-Result<DmaBufImporter::Entry> DmaBufImporter::import(const DmaBufPlane& plane) {
+std::string DmaBufImporter::render_refusal(MemoryKind kind, int texel_bytes) const {
+  std::lock_guard lock(refusing_mutex);
+  const auto it = render_refusals().find(cat(driver_key(context_), "|", to_string(kind), "|", texel_bytes));
+  return it == render_refusals().end() ? std::string() : it->second;
+}
+
+Result<GLuint> DmaBufImporter::render_target(const DmaBufPlane& plane, int texel_bytes) {
+  targets_.collect([this](Entry& entry) { release(entry); });
+  if (texel_bytes != 4 && texel_bytes != 1) {
+    return fail(ErrorCode::InvalidArgument, "a DMA-BUF render target of ", texel_bytes, "-byte texels");
+  }
+  if (plane.storage == nullptr || plane.storage->fd() < 0) {
+    return fail(ErrorCode::InvalidArgument, "DMA-BUF render target in a buffer with no fd");
+  }
+  if (plane.row_bytes % texel_bytes != 0 || plane.row_bytes <= 0 || plane.rows <= 0 || plane.row_bytes > INT_MAX ||
+      plane.rows > INT_MAX || plane.offset > INT_MAX || plane.pitch > INT_MAX || plane.pitch <= 0) {
+    return fail(ErrorCode::InvalidArgument, "DMA-BUF render target ", plane.row_bytes, "x", plane.rows, " at offset ",
+                plane.offset, " pitch ", plane.pitch, " cannot be described to EGL as ", texel_bytes, "-byte texels");
+  }
+  const MemoryKind kind = plane.storage->kind();
+  if (std::string refused = render_refusal(kind, texel_bytes); !refused.empty()) {
+    return fail(ErrorCode::Unavailable, refused, " (refused before; not retried)");
+  }
+  const uint32_t format = texel_bytes == 4 ? kDrmFormatAbgr8888 : kDrmFormatR8;
+  const Entry* hit = targets_.find(*plane.storage, [&](const Entry& e) {
+    return e.fourcc == format && e.offset == plane.offset && e.pitch == plane.pitch && e.row_bytes == plane.row_bytes &&
+           e.rows == plane.rows;
+  });
+  if (hit != nullptr) return hit->framebuffer;
+  auto refuse = [&](const std::string& why) -> Result<GLuint> {
+    std::lock_guard lock(refusing_mutex);
+    render_refusals()[cat(driver_key(context_), "|", to_string(kind), "|", texel_bytes)] = why;
+    return fail(ErrorCode::Unavailable, why);
+  };
+  auto imported = import(plane, format, plane.row_bytes / texel_bytes);
+  if (!imported) return refuse(imported.error().message());
+  Entry entry = std::move(*imported);
+  entry.fourcc = format;
+  glGenFramebuffers(1, &entry.framebuffer);
+  glBindFramebuffer(GL_FRAMEBUFFER, entry.framebuffer);
+  glFramebufferTexture2D(GL_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_TEXTURE_2D, entry.texture, 0);
+  const GLenum status = glCheckFramebufferStatus(GL_FRAMEBUFFER);
+  glBindFramebuffer(GL_FRAMEBUFFER, 0);
+  const GLenum error = glGetError();
+  if (status != GL_FRAMEBUFFER_COMPLETE || error != GL_NO_ERROR) {
+    release(entry);
+    while (glGetError() != GL_NO_ERROR) {
+    }
+    std::ostringstream why;
+    why << "an imported " << fourcc_name(format) << " " << plane.row_bytes / texel_bytes << "x" << plane.rows << " "
+        << to_string(kind) << " plane as a render target: ";
+    if (status != GL_FRAMEBUFFER_COMPLETE) {
+      why << "framebuffer incomplete (status 0x" << std::hex << status << ")";
+    } else {
+      why << gl_error_name(error);
+    }
+    return refuse(why.str());
+  }
+  // The same plane of the buffer at another geometry: the old target no longer describes it.
+  auto& entries = targets_.entries();
+  std::size_t of_buffer = 0;
+  for (auto it = entries.rbegin(); it != entries.rend(); ++it) {
+    if (it->buffer != plane.storage->id()) continue;
+    if (it->value.offset == plane.offset || ++of_buffer >= kEntriesPerBuffer) release(it->value);
+  }
+  entries.erase(std::remove_if(entries.begin(), entries.end(), [](const auto& e) { return e.value.framebuffer == 0; }),
+                entries.end());
+  const GLuint framebuffer = entry.framebuffer;
+  targets_.insert(*plane.storage, std::move(entry));
+  ++render_imports_;
+  return framebuffer;
+}
+
+Result<DmaBufImporter::Entry> DmaBufImporter::import(const DmaBufPlane& plane, uint32_t drm_format, int64_t width) {
   std::vector<EGLint> attribs = {EGL_WIDTH,
-                                 static_cast<EGLint>(plane.row_bytes),
+                                 static_cast<EGLint>(width),
                                  EGL_HEIGHT,
                                  static_cast<EGLint>(plane.rows),
                                  EGL_LINUX_DRM_FOURCC_EXT,
-                                 static_cast<EGLint>(kDrmFormatR8),
+                                 static_cast<EGLint>(drm_format),
                                  EGL_DMA_BUF_PLANE0_FD_EXT,
                                  plane.storage->fd(),
                                  EGL_DMA_BUF_PLANE0_OFFSET_EXT,
@@ -284,8 +369,8 @@ Result<DmaBufImporter::Entry> DmaBufImporter::import(const DmaBufPlane& plane) {
   Entry entry;
   entry.image = create_image_(context_.display(), EGL_NO_CONTEXT, EGL_LINUX_DMA_BUF_EXT, nullptr, attribs.data());
   if (entry.image == EGL_NO_IMAGE_KHR) {
-    return fail(ErrorCode::Unavailable, "eglCreateImageKHR(EGL_LINUX_DMA_BUF_EXT, R8 ", plane.row_bytes, "x",
-                plane.rows, " pitch ", plane.pitch, " offset ", plane.offset,
+    return fail(ErrorCode::Unavailable, "eglCreateImageKHR(EGL_LINUX_DMA_BUF_EXT, ", fourcc_name(drm_format), " ",
+                width, "x", plane.rows, " pitch ", plane.pitch, " offset ", plane.offset,
                 ") failed: ", egl_error_name(eglGetError()));
   }
   // texelFetch reads only complete textures: one level, nearest filtering.

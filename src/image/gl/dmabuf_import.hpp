@@ -21,6 +21,10 @@
 // and later) imports a memfd as it imports a DMA-BUF, by mmap, and sampling it in place beats
 // uploading it (bench/gl_bench.cpp); GPU drivers refuse memfds, and a driver that refused one
 // is remembered for the process (`refuses_host_fds`), so it costs one try.
+//
+// Destinations go the other way (`render_target`): a plane imported as DRM_FORMAT_ABGR8888 or
+// DRM_FORMAT_R8 and attached to a framebuffer, so the converter writes its bytes in place instead
+// of reading them back.
 #pragma once
 
 #include <EGL/egl.h>
@@ -100,8 +104,22 @@ class DmaBufImporter {
   /// Thread-safe.
   std::string whole_image_refusal(uint32_t fourcc) const;
 
-  /// EGL images created since the importer was made (a cache hit creates none).
+  /// A framebuffer whose colour attachment is `plane`'s own bytes, imported as an EGLImage
+  /// (DRM_FORMAT_ABGR8888 of row_bytes / 4 texels a row for `texel_bytes` 4, DRM_FORMAT_R8 of
+  /// row_bytes texels for 1) bound to a texture: what GL draws there lands in the buffer.
+  /// Imported on first use, cached per buffer and geometry like `texture`. On the GL thread.
+  /// `Unavailable` with the EGL error or the framebuffer status when the driver refuses; the
+  /// refusal is remembered for the driver, format and memory kind (`render_refusal`), so a
+  /// refusing driver costs one try.
+  Result<GLuint> render_target(const DmaBufPlane& plane, int texel_bytes);
+  /// Why this driver refused rendering into `kind` memory as `texel_bytes` texels in this
+  /// process; empty if it did not. Thread-safe.
+  std::string render_refusal(MemoryKind kind, int texel_bytes) const;
+
+  /// EGL images created since the importer was made for sampling (a cache hit creates none).
   uint64_t imports() const noexcept { return imports_; }
+  /// EGL images created as render targets (a cache hit creates none).
+  uint64_t render_imports() const noexcept { return render_imports_; }
   /// This importer's driver refused a writable memfd (in this process): Shm sources are
   /// uploaded rather than offered again. Thread-safe.
   bool refuses_host_fds() const;
@@ -114,9 +132,10 @@ class DmaBufImporter {
   struct Entry {
     int64_t offset = 0, pitch = 0, row_bytes = 0, rows = 0;
     EGLImageKHR image = EGL_NO_IMAGE_KHR;
-    GLuint texture = 0;   // R8 over the EGLImage
-    std::string refused;  // why the driver refused this plane (then no GL objects)
-    uint32_t fourcc = 0;  // a whole image on GL_TEXTURE_EXTERNAL_OES (`texture`), else 0
+    GLuint texture = 0;      // R8 over the EGLImage (a render target's format: `fourcc`)
+    GLuint framebuffer = 0;  // render targets: the framebuffer over `texture`
+    std::string refused;     // why the driver refused this plane (then no GL objects)
+    uint32_t fourcc = 0;     // a whole image on GL_TEXTURE_EXTERNAL_OES (`texture`), else 0
     int64_t width = 0, height = 0;
     ColorMatrix matrix = ColorMatrix::Bt601;
     ColorRange range = ColorRange::Limited;
@@ -130,7 +149,8 @@ class DmaBufImporter {
         destroy_image_(destroy_image),
         target_texture_(target_texture) {}
   void release(Entry& entry);
-  Result<Entry> import(const DmaBufPlane& plane);
+  /// `plane` as one EGLImage of `drm_format` (`width` texels a row) on a GL_TEXTURE_2D.
+  Result<Entry> import(const DmaBufPlane& plane, uint32_t drm_format, int64_t width);
 
   GlContext& context_;
   bool modifiers_;
@@ -138,7 +158,9 @@ class DmaBufImporter {
   PFNEGLDESTROYIMAGEKHRPROC destroy_image_;
   PFNGLEGLIMAGETARGETTEXTURE2DOESPROC target_texture_;
   BufferCache<Entry> cache_;
+  BufferCache<Entry> targets_;  // render targets
   uint64_t imports_ = 0;
+  uint64_t render_imports_ = 0;
 };
 
 }  // namespace memhal::detail::gl

@@ -165,6 +165,8 @@ Result<std::optional<std::string>> GlBackend::convert(const Tensor& src, const I
   ImageRef& s = std::get<Operand>(in).image;
   const ImageRef& d = std::get<Operand>(out).image;
   if (auto why = converter_->unsupported(s, d, options)) return why;
+  ImageRef target = d;
+  const bool rendered = render_targets(dst, target, options);
   if (imported) {
     auto textures = context_->run([&]() -> Result<void> {
       // A YUV image whole first (what GPU drivers prefer); a driver that refused its fourcc
@@ -205,11 +207,54 @@ Result<std::optional<std::string>> GlBackend::convert(const Tensor& src, const I
   }
   const ImageRef& source = std::get<Operand>(in).image;
   auto done = context_->run([&]() -> Result<void> {
-    MEMHAL_TRY(converter_->run(source, d, crop, options));
+    MEMHAL_TRY(converter_->run(source, target, crop, options));
     return context_->check_reset();
   });
   if (!done) return unexpected(done.error());
+  if (rendered) ++renders_;
   return std::optional<std::string>();
+}
+
+bool GlBackend::render_targets(const Tensor& dst, ImageRef& target, const ConvertOptions& options) {
+  const MemoryKind kind = dst.memory();
+  if (kind != MemoryKind::DmaBuf && kind != MemoryKind::Shm) return false;
+  if (!importer_) {
+    render_note_ = cat(to_string(kind), " destinations are read back: ", import_note_);
+    return false;
+  }
+  if (kind == MemoryKind::Shm && importer_->refuses_host_fds()) {
+    render_note_ = cat("Shm destinations are read back: ", driver_.renderer, " takes no memfds");
+    return false;
+  }
+  std::array<GlConverter::DirectPlane, kMaxPlanes> direct{};
+  const int count = converter_->direct_planes(target, options, direct);
+  const auto& buffers = TensorAccess::buffers(dst);
+  std::array<DmaBufPlane, kMaxPlanes> planes{};
+  for (int i = 0; i < count; ++i) {
+    const PlaneRef& p = target.planes[i];
+    if (direct[i].texel == 0) {
+      render_note_ =
+          cat("a ", target.width, "x", target.height, " ", to_string(target.format), " ", to_string(target.dtype),
+              " destination is read back: plane ", i, " (pitch ", p.row, ", offset ", p.offset, ", ",
+              direct[i].row_bytes, " bytes a row) is not ABGR8888 or R8 texels of at most GL_MAX_TEXTURE_SIZE a row");
+      return false;
+    }
+    planes[i] = {buffers[p.buffer], p.offset, p.row, direct[i].row_bytes, direct[i].rows};
+    if (planes[i].storage == nullptr || planes[i].storage->fd() < 0) return false;
+  }
+  auto framebuffers = context_->run([&]() -> Result<std::array<GLuint, kMaxPlanes>> {
+    std::array<GLuint, kMaxPlanes> out{};
+    for (int i = 0; i < count; ++i) {
+      MEMHAL_ASSIGN_OR_RETURN(out[i], importer_->render_target(planes[i], direct[i].texel));
+    }
+    return out;
+  });
+  if (!framebuffers) {
+    render_note_ = cat(to_string(kind), " destinations are read back: ", framebuffers.error().message());
+    return false;
+  }
+  for (int i = 0; i < count; ++i) target.planes[i].gl_framebuffer = (*framebuffers)[i];
+  return true;
 }
 
 uint64_t GlBackend::dma_buf_imports() const {

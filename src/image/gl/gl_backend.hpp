@@ -39,6 +39,13 @@ class GlBackend {
   /// EGL_EXT_image_dma_buf_import", or the EGL error of the latest refused import); empty if not.
   const std::string& dma_buf_import_note() const noexcept { return import_note_; }
 
+  /// Conversions whose output GL rendered straight into a DmaBuf (or memfd-backed Shm)
+  /// destination, imported as a render target, instead of reading it back.
+  uint64_t dma_buf_renders() const noexcept { return renders_; }
+  /// Why a DmaBuf or Shm destination was read back rather than rendered into (no import
+  /// extension, the driver's refusal, a plane layout no DRM format describes); empty if not.
+  const std::string& dma_buf_render_note() const noexcept { return render_note_; }
+
   /// Converts `src` into `dst` on GL. The empty optional means done; a string is why GL cannot
   /// do this one (the caller converts on the CPU); an error means GL failed. Not reentrant.
   Result<std::optional<std::string>> convert(const Tensor& src, const ImageRef& src_geometry, Tensor& dst,
@@ -47,12 +54,18 @@ class GlBackend {
 
  private:
   GlBackend(std::shared_ptr<GlContext> context, std::unique_ptr<GlConverter> converter);
+  /// Imports `dst`'s planes (DmaBuf, or Shm on a driver that takes memfds) as render targets
+  /// into `target`'s gl_framebuffer fields; false, with the reason in render_note_, when the
+  /// output is to be read back instead.
+  bool render_targets(const Tensor& dst, ImageRef& target, const ConvertOptions& options);
 
   std::shared_ptr<GlContext> context_;
   std::unique_ptr<GlConverter> converter_;
   std::unique_ptr<DmaBufImporter> importer_;
   GlDriverInfo driver_;
   std::string import_note_;
+  uint64_t renders_ = 0;
+  std::string render_note_;
 };
 
 }  // namespace memhal::detail::gl

@@ -145,7 +145,7 @@ Result<std::unique_ptr<GlConverter>> GlConverter::create(GlContext& context) {
   if (converter->max_size_ <= 0) glGetIntegerv(GL_MAX_TEXTURE_SIZE, &converter->max_size_);
   // The other variants compile on first use; these two show now that the driver takes them.
   MEMHAL_TRY(converter->sample_program(3, false, false, false, false));
-  MEMHAL_TRY(converter->pack_program(0, 3, 1));
+  MEMHAL_TRY(converter->pack_program(0, 3, 1, 16));
   glUseProgram(0);
   MEMHAL_TRY(gl_check("setting up the converter's programs"));
   return converter;
@@ -172,12 +172,13 @@ Result<GLuint> GlConverter::sample_program(int kind, bool alpha, bool affine_h, 
   return program;
 }
 
-Result<GLuint> GlConverter::pack_program(int mode, int dtype, int channels) {
-  GLuint& program = pack_programs_[static_cast<std::size_t>((mode * 4 + dtype) * 4 + channels - 1)];
+Result<GLuint> GlConverter::pack_program(int mode, int dtype, int channels, int texel) {
+  const int texel_index = texel == 16 ? 0 : texel == 4 ? 1 : 2;
+  GLuint& program = pack_programs_[static_cast<std::size_t>(((mode * 4 + dtype) * 4 + channels - 1) * 3 + texel_index)];
   if (program != 0) return program;
-  char defines[80];
-  std::snprintf(defines, sizeof defines, "#define MODE %d\n#define DTYPE %d\n#define CHANNELS %d\n", mode, dtype,
-                channels);
+  char defines[96];
+  std::snprintf(defines, sizeof defines, "#define MODE %d\n#define DTYPE %d\n#define CHANNELS %d\n#define TEXEL %d\n",
+                mode, dtype, channels, texel);
   MEMHAL_ASSIGN_OR_RETURN(program, build_program(shaders::kVertex, defines, shaders::kPack, "pack"));
   ++objects_made_;
   glUseProgram(program);
@@ -404,14 +405,44 @@ int GlConverter::out_planes(const ImageRef& dst, const ConvertOptions& options, 
   }
 }
 
+int GlConverter::direct_planes(const ImageRef& dst, const ConvertOptions& options,
+                               std::array<DirectPlane, kMaxPlanes>& out) const {
+  std::array<OutPlane, kMaxPlanes> planes{};
+  const int count = out_planes(dst, options, planes);
+  const auto esize = static_cast<int64_t>(size_of(dst.dtype));
+  for (int i = 0; i < count; ++i) {
+    out[i] = {planes[i].width * planes[i].channels * esize, planes[i].rows,
+              direct_texel(planes[i], dst.planes[i], esize)};
+    if (out[i].texel != 0 && out[i].row_bytes / out[i].texel > max_size_) out[i].texel = 0;
+  }
+  return count;
+}
+
+int GlConverter::direct_texel(const OutPlane& out, const PlaneRef& plane, int64_t esize) {
+  const int64_t row_bytes = out.width * out.channels * esize;
+  const bool dense = plane.pixel == out.channels * esize && (out.channels == 1 || plane.comp == esize);
+  if (!dense || plane.row < row_bytes) return 0;
+  if (row_bytes % 4 == 0 && plane.row % 4 == 0 && plane.offset % 4 == 0) return 4;
+  return esize == 1 ? 1 : 0;
+}
+
 Result<void> GlConverter::pack_plane(const OutPlane& out, const ImageRef& dst, int index,
                                      const ConvertOptions& options) {
   const auto esize = static_cast<int64_t>(size_of(dst.dtype));
-  const int words = to_int((out.width * out.channels * esize + 15) / 16);
-  MEMHAL_TRY(ensure_target(outputs_[index], words, to_int(out.rows)));
+  const PlaneRef& plane = dst.planes[index];
+  // Rendered straight into the destination's bytes (imported), or into a target read back.
+  const int texel = plane.gl_framebuffer != 0 ? direct_texel(out, plane, esize) : 16;
+  if (texel == 0)
+    return fail(ErrorCode::Internal, "GL converter: destination plane ", index, " cannot be rendered into");
+  const int words = to_int((out.width * out.channels * esize + texel - 1) / texel);
+  if (texel == 16) {
+    MEMHAL_TRY(ensure_target(outputs_[index], words, to_int(out.rows)));
+  } else {
+    glBindFramebuffer(GL_FRAMEBUFFER, plane.gl_framebuffer);
+  }
   glViewport(0, 0, words, to_int(out.rows));
   const int dtype = dst.dtype == DType::I8 ? 1 : dst.dtype == DType::F16 ? 2 : dst.dtype == DType::F32 ? 3 : 0;
-  MEMHAL_ASSIGN_OR_RETURN(const GLuint p, pack_program(out.mode, dtype, out.channels));
+  MEMHAL_ASSIGN_OR_RETURN(const GLuint p, pack_program(out.mode, dtype, out.channels, texel));
   glUseProgram(p);
   const Rect& box = geometry_.content;
   glUniform4i(at(p, "u_content"), to_int(box.x), to_int(box.y), to_int(box.width), to_int(box.height));
@@ -430,7 +461,8 @@ Result<void> GlConverter::pack_plane(const OutPlane& out, const ImageRef& dst, i
   glBindVertexArray(vao_);
   glDrawArrays(GL_TRIANGLES, 0, 3);
   MEMHAL_TRY(gl_check("glDrawArrays (pack)"));
-  return read_back(out, dst.planes[index], esize, words);
+  if (texel != 16) return {};
+  return read_back(out, plane, esize, words);
 }
 
 Result<void> GlConverter::read_back(const OutPlane& out, const PlaneRef& plane, int64_t esize, int words) {
@@ -522,8 +554,14 @@ Result<void> GlConverter::run(const ImageRef& src, const ImageRef& dst, const Re
   MEMHAL_TRY(sample(src, options));
   std::array<OutPlane, kMaxPlanes> planes{};
   const int count = out_planes(dst, options, planes);
-  for (int i = 0; i < count; ++i) MEMHAL_TRY(pack_plane(planes[i], dst, i, options));
+  bool rendered = false;
+  for (int i = 0; i < count; ++i) {
+    MEMHAL_TRY(pack_plane(planes[i], dst, i, options));
+    rendered |= dst.planes[i].gl_framebuffer != 0;
+  }
   glBindFramebuffer(GL_FRAMEBUFFER, 0);
+  // What was rendered into imported memory is there when the caller (or a peer) reads it.
+  if (rendered) glFinish();
   return context_->check_reset();
 }
 

@@ -42,9 +42,25 @@ class GlConverter {
   std::optional<std::string> unsupported(const ImageRef& src, const ImageRef& dst, const ConvertOptions& options) const;
 
   /// Converts; the caller validated formats, sizes, crop and options exactly as for the CPU
-  /// backend (detail::CpuConverter::run) and asked `unsupported`. On the GL thread. Errors:
+  /// backend (detail::CpuConverter::run) and asked `unsupported`. A destination plane with a
+  /// `gl_framebuffer` (over its own bytes, imported with `direct_planes`' texel format) is
+  /// rendered into, and finished (glFinish) before this returns; the others are read back. On
+  /// the GL thread. Errors:
   /// `Unavailable` on a GL error or a context reset (the message names the GL call and error).
   Result<void> run(const ImageRef& src, const ImageRef& dst, const Rect& crop, const ConvertOptions& options);
+
+  /// One destination plane as the pack pass writes it: `row_bytes` x `rows` bytes, and the
+  /// bytes of a texel when it can render straight into the plane's memory imported as a render
+  /// target (4: DRM_FORMAT_ABGR8888 of row_bytes / 4 texels a row; 1: DRM_FORMAT_R8, for 8-bit
+  /// elements whose rows are not whole 4-byte texels), 0 when it cannot (elements not dense in
+  /// their rows, a row wider than GL_MAX_TEXTURE_SIZE texels).
+  struct DirectPlane {
+    int64_t row_bytes = 0;
+    int64_t rows = 0;
+    int texel = 0;
+  };
+  /// The planes the pack pass writes for dst with these options; their count. No GL call.
+  int direct_planes(const ImageRef& dst, const ConvertOptions& options, std::array<DirectPlane, kMaxPlanes>& out) const;
 
   /// GL objects (textures, framebuffers, programs) made so far; it stays put while calls
   /// repeat a geometry and formats already seen. On the GL thread.
@@ -85,8 +101,9 @@ class GlConverter {
   /// The sample program for a source kind, axis forms and plane texture type (R8UI, or R8 for
   /// imported planes; see gl_shaders.hpp), linked on first use.
   Result<GLuint> sample_program(int kind, bool alpha, bool affine_h, bool affine_v, bool unorm);
-  /// The pack program for a plane mode, output dtype (0..3) and elements per pixel (1..4).
-  Result<GLuint> pack_program(int mode, int dtype, int channels);
+  /// The pack program for a plane mode, output dtype (0..3), elements per pixel (1..4) and
+  /// bytes per fragment (16, 4 or 1).
+  Result<GLuint> pack_program(int mode, int dtype, int channels, int texel);
   Result<void> prepare_taps(const ImageRef& dst, const Rect& crop, const ConvertOptions& options);
   Result<void> upload_source(const ImageRef& src, const Rect& crop);
   Result<void> sample(const ImageRef& src, const ConvertOptions& options);
@@ -97,12 +114,14 @@ class GlConverter {
   /// Binds `texture` on the active unit, (re)made as width x height of `format` when it is not
   /// that already; true when it was made.
   bool ensure_texture(Texture& texture, GLenum format, int width, int height);
+  /// The bytes per fragment of `out` rendered straight into `plane` (DirectPlane::texel).
+  static int direct_texel(const OutPlane& out, const PlaneRef& plane, int64_t esize);
   /// The planes the pack pass writes for dst; their count (0: a format it does not write).
   static int out_planes(const ImageRef& dst, const ConvertOptions& options, std::array<OutPlane, kMaxPlanes>& out);
 
   GlContext* context_;
   std::array<GLuint, 6 * 2 * 2 * 2 * 2> sample_programs_{};  // by kind, alpha, affine axes, unorm
-  std::array<GLuint, 5 * 4 * 4> pack_programs_{};            // by mode, dtype and channels
+  std::array<GLuint, 5 * 4 * 4 * 3> pack_programs_{};        // by mode, dtype, channels, texel
   GLuint vao_ = 0;
   int max_size_ = 0;
   uint64_t objects_made_ = 0;

@@ -3,7 +3,8 @@
 // backend's own tap tables (float RGBA, kept as bits in an RGBA32UI target so that no float
 // render extension is needed); `pack` turns that image into the destination's bytes, 16 bytes
 // of one plane row per fragment, so any dtype and any interleaved or planar layout packs
-// exactly and reads back with glReadPixels(GL_RGBA_INTEGER, GL_UNSIGNED_INT).
+// exactly and reads back with glReadPixels(GL_RGBA_INTEGER, GL_UNSIGNED_INT) — or 4 or 1 bytes
+// per fragment straight into a destination imported as a render target.
 #pragma once
 
 namespace memhal::detail::gl::shaders {
@@ -155,7 +156,10 @@ void main() {
 // Modes (MODE): 0 RGB(A) channels (u_select: the RGBA channel of element j of a pixel),
 // 1 grey (luma), 2 Y of YUV, 3 chroma of a 2x2 cell (u_select: 0 = U, 1 = V), 4 YUYV.
 // DTYPE: 0 u8, 1 i8, 2 f16, 3 f32; float elements are v * u_scale[j] + u_bias[j]. CHANNELS:
-// elements per pixel in the plane written.
+// elements per pixel in the plane written. TEXEL: bytes of the plane row per fragment: 16 into
+// the RGBA32UI target that is read back, or 4 (RGBA8) or 1 (R8) into a destination imported as
+// a render target (a DMA-BUF or memfd, DRM_FORMAT_ABGR8888 or DRM_FORMAT_R8), whose unsigned
+// normalised channels store the bytes written as b / 255 exactly.
 inline constexpr const char* kPack = R"(
 precision highp float;
 precision highp int;
@@ -170,7 +174,11 @@ uniform vec4 u_scale;
 uniform vec4 u_bias;
 uniform vec3 u_weights;   // kr, kg, kb
 uniform vec4 u_encode;    // y_offset, 1 / y_scale, 1 / (2 (1 - kb) c_scale), 1 / (2 (1 - kr) c_scale)
+#if TEXEL == 16
 out uvec4 o_bytes;
+#else
+out vec4 o_texel;
+#endif
 
 vec4 pixel(int x, int y) {
   ivec2 q = ivec2(x, y) - u_content.xy;
@@ -212,7 +220,7 @@ uint encode(float v, int j) {
 
 const int kSize = DTYPE < 2 ? 1 : (DTYPE == 2 ? 2 : 4);  // bytes per element
 const int kPerWord = 4 / kSize;
-const int kElements = 16 / kSize;
+const int kElements = TEXEL / kSize;
 
 void main() {
   ivec2 o = ivec2(gl_FragCoord.xy);
@@ -240,7 +248,12 @@ void main() {
 #endif
     words[k / kPerWord] |= encode(v, j) << uint(8 * kSize * (k % kPerWord));
   }
+#if TEXEL == 16
   o_bytes = words;
+#else
+  // unpackUnorm4x8 is GLSL ES 3.10: the bytes of word 0, lowest first, each as b / 255.
+  o_texel = vec4((uvec4(words.x) >> uvec4(0u, 8u, 16u, 24u)) & 255u) / 255.0;
+#endif
 }
 )";
 
