@@ -7,6 +7,8 @@
 
 #include <array>
 #include <cctype>
+#include <cstdlib>
+#include <cstring>
 
 #include "py_common.hpp"
 
@@ -145,6 +147,69 @@ void bind_vocabulary_hooks(py::module_& m) {
   });
 }
 
+// The function record pybind11 keeps behind `function`, when it is one of its functions.
+py::detail::function_record* function_record(py::handle function) {
+  if (PyInstanceMethod_Check(function.ptr())) function = PyInstanceMethod_GET_FUNCTION(function.ptr());
+  if (!PyCFunction_Check(function.ptr())) return nullptr;
+  PyObject* self = PyCFunction_GET_SELF(function.ptr());
+  if (self == nullptr || !PyCapsule_CheckExact(self)) return nullptr;
+  return static_cast<py::detail::function_record*>(PyCapsule_GetPointer(self, PyCapsule_GetName(self)));
+}
+
+// CPython reads a builtin's signature (inspect.signature, help) from a docstring that starts
+// "name(self, /, a, b=None)\n--\n\n"; pybind11 2.10 writes its own typed line instead, which
+// inspect cannot read. This rewrites the docstring of `function` to start with one made from
+// its py::arg names and defaults (pybind11's line stays in the text below). Overloaded and
+// unnamed-argument functions are left as they are.
+void add_text_signature(py::handle function) {
+  py::detail::function_record* rec = function_record(function);
+  if (rec == nullptr || rec->next != nullptr || rec->def == nullptr) return;
+  const std::size_t self = rec->is_method ? 1 : 0;
+  const std::size_t variadic = (rec->has_args ? 1 : 0) + (rec->has_kwargs ? 1 : 0);
+  const std::size_t named = rec->nargs - variadic;  // self and the arguments before *args / **kwargs
+  if (rec->args.size() < named && named != self) return;
+  std::string signature = std::string(rec->name) + "(";
+  std::vector<std::string> parts;
+  if (rec->is_method) parts.emplace_back("self");
+  bool slash = rec->is_method;
+  for (std::size_t i = self; i < named; ++i) {
+    const auto& arg = rec->args[i];
+    if (slash && i >= rec->nargs_pos_only) {
+      parts.emplace_back("/");
+      slash = false;
+    }
+    if (i == rec->nargs_pos && !rec->has_args) parts.emplace_back("*");
+    std::string part = arg.name ? arg.name : "arg" + std::to_string(i);
+    if (arg.descr != nullptr) part += std::string("=") + arg.descr;
+    parts.push_back(part);
+  }
+  if (slash) parts.emplace_back("/");
+  if (rec->has_args) parts.emplace_back("*args");
+  if (rec->has_kwargs) parts.emplace_back("**kwargs");
+  for (std::size_t i = 0; i < parts.size(); ++i) signature += (i ? ", " : "") + parts[i];
+  signature += ")\n--\n\n";
+  const char* old = rec->def->ml_doc;
+  signature += old ? old : "";
+  rec->def->ml_doc = strdup(signature.c_str());
+  std::free(const_cast<char*>(old));
+}
+
+// add_text_signature for every function of `m` and every method of its classes.
+void add_text_signatures(py::module_& m) {
+  for (auto item : m.attr("__dict__").cast<py::dict>()) {
+    py::handle value = item.second;
+    if (PyType_Check(value.ptr())) {
+      for (auto member : value.attr("__dict__").cast<py::dict>()) {
+        py::handle attribute = member.second;
+        if (py::isinstance<py::staticmethod>(attribute)) attribute = attribute.attr("__func__");
+        add_text_signature(attribute);
+      }
+    } else {
+      add_text_signature(value);
+    }
+  }
+}
+
 }  // namespace
 
 void raise(ErrorCode code, std::string message) {
@@ -208,10 +273,11 @@ PYBIND11_MODULE(_memhal, m) {
   bind_vocabulary_hooks(m);
 
   py::class_<Availability>(m, "Availability", "The answer of a memory-kind probe.")
-      .def_readonly("available", &Availability::available)
-      .def_readonly("reason", &Availability::reason)
-      .def_readonly("refusal", &Availability::refusal)
-      .def("__bool__", [](const Availability& a) { return a.available; })
+      .def_readonly("available", &Availability::available, "Whether the kind can allocate here.")
+      .def_readonly("reason", &Availability::reason, "Why not (or what was found), for people.")
+      .def_readonly("refusal", &Availability::refusal, "The refusal of the probe, empty when available.")
+      .def(
+          "__bool__", [](const Availability& a) { return a.available; }, "available.")
       .def("__repr__", [](const Availability& a) {
         return std::string("Availability(available=") + (a.available ? "True" : "False") +
                ", reason=" + std::string(py::repr(py::str(a.reason))) + ")";
@@ -221,7 +287,7 @@ PYBIND11_MODULE(_memhal, m) {
       py::arg("kind"), "Whether Tensor(..., memory=kind) can allocate here, and why (probed once, cached).");
   m.def(
       "is_available", [](py::object kind) { return is_available(to_vocabulary<MemoryKind>(kind, "is_available")); },
-      py::arg("kind"));
+      py::arg("kind"), "Whether Tensor(..., memory=kind) can allocate here (availability(kind).available).");
   m.def("force_mem_requested", &force_mem_requested, "Whether MEMHAL_FORCE_MEM sends auto-selection to mem.");
 
   bind_tensor(m);
@@ -231,4 +297,5 @@ PYBIND11_MODULE(_memhal, m) {
   bind_frame(m);
   bind_camera(m);
   bind_pool(m);
+  add_text_signatures(m);
 }

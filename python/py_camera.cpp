@@ -90,26 +90,42 @@ void bind_camera(py::module_& m) {
           py::arg("timeout") = 2.0,
           "The next frame; BusyError when consumers hold every buffer or none came in `timeout` seconds, "
           "UnavailableError when the device went away.")
-      .def("__iter__", [](py::object self) { return self; })
-      .def("__next__",
-           [](V4l2Camera& self) {
-             Result<Frame> frame = [&] {
-               py::gil_scoped_release unlocked;
-               return self.next_frame(std::chrono::seconds(2));
-             }();
-             if (!frame && frame.error().code() == ErrorCode::Unavailable) throw py::stop_iteration();
-             return unwrap(std::move(frame));
-           })
-      .def_property_readonly("path", [](const V4l2Camera& c) { return c.config().path; })
-      .def_property_readonly("width", [](const V4l2Camera& c) { return c.config().width; })
-      .def_property_readonly("height", [](const V4l2Camera& c) { return c.config().height; })
-      .def_property_readonly("format", [](const V4l2Camera& c) { return c.config().format; })
-      .def_property_readonly("fourcc", [](const V4l2Camera& c) { return fourcc_to_string(c.config().fourcc); })
-      .def_property_readonly("fps", [](const V4l2Camera& c) { return c.config().fps; })
-      .def_property_readonly("buffers", [](const V4l2Camera& c) { return c.config().buffers; })
-      .def_property_readonly("io", [](const V4l2Camera& c) { return std::string(to_string(c.config().io)); })
-      .def_property_readonly("io_notes", [](const V4l2Camera& c) { return c.config().io_notes; })
-      .def_property_readonly("multi_planar", [](const V4l2Camera& c) { return c.config().multi_planar; })
+      .def(
+          "__iter__", [](py::object self) { return self; }, "The camera itself.")
+      .def(
+          "__next__",
+          [](V4l2Camera& self) {
+            Result<Frame> frame = [&] {
+              py::gil_scoped_release unlocked;
+              return self.next_frame(std::chrono::seconds(2));
+            }();
+            if (!frame && frame.error().code() == ErrorCode::Unavailable) throw py::stop_iteration();
+            return unwrap(std::move(frame));
+          },
+          "The next frame (waiting up to 2 s); StopIteration when the device went away.")
+      .def_property_readonly(
+          "path", [](const V4l2Camera& c) { return c.config().path; }, "The device path.")
+      .def_property_readonly(
+          "width", [](const V4l2Camera& c) { return c.config().width; }, "Frame width the driver chose.")
+      .def_property_readonly(
+          "height", [](const V4l2Camera& c) { return c.config().height; }, "Frame height the driver chose.")
+      .def_property_readonly(
+          "format", [](const V4l2Camera& c) { return c.config().format; },
+          "The PixelFormat of the frames (None for a fourcc memhal has no format for).")
+      .def_property_readonly(
+          "fourcc", [](const V4l2Camera& c) { return fourcc_to_string(c.config().fourcc); }, "The V4L2 fourcc.")
+      .def_property_readonly(
+          "fps", [](const V4l2Camera& c) { return c.config().fps; }, "Frames per second the driver chose.")
+      .def_property_readonly(
+          "buffers", [](const V4l2Camera& c) { return c.config().buffers; }, "Driver buffers in the ring.")
+      .def_property_readonly(
+          "io", [](const V4l2Camera& c) { return std::string(to_string(c.config().io)); },
+          "How buffers are shared: 'mmap' or 'dmabuf-import'.")
+      .def_property_readonly(
+          "io_notes", [](const V4l2Camera& c) { return c.config().io_notes; }, "Why io is what it is.")
+      .def_property_readonly(
+          "multi_planar", [](const V4l2Camera& c) { return c.config().multi_planar; },
+          "Whether the device uses the multi-planar V4L2 API.")
       .def(
           "stats",
           [](const V4l2Camera& c) {
@@ -122,7 +138,13 @@ void bind_camera(py::module_& m) {
             d["queued"] = s.queued;
             return d;
           },
-          "Counters: frames, dropped (gaps in the driver's sequence), errors, held, queued.");
+          "Counters: frames, dropped (gaps in the driver's sequence), errors, held, queued.")
+      .def("__repr__", [](const V4l2Camera& c) {
+        return "memhal.V4l2Camera(path=" + std::string(py::repr(py::str(c.config().path))) +
+               ", width=" + std::to_string(c.config().width) + ", height=" + std::to_string(c.config().height) +
+               ", fourcc=" + fourcc_to_string(c.config().fourcc) + ", io=" + std::string(to_string(c.config().io)) +
+               ")";
+      });
 }
 
 }  // namespace memhal::python

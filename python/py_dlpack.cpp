@@ -180,9 +180,12 @@ void bind_dlpack(py::module_& m) {
              "A DLPack capsule over this tensor's memory (array-API standard): legacy without max_version, "
              "versioned 1.0 (with the read-only flag) when max_version >= (1, 0). A legacy request for a "
              "tensor with negative strides raises BufferError (copy=True exports a dense copy).");
-  tensor.def("__dlpack_device__", [](const Tensor& t) {
-    return py::make_tuple(t.memory() == MemoryKind::Cuda ? dlpack::kDLCUDA : dlpack::kDLCPU, 0);
-  });
+  tensor.def(
+      "__dlpack_device__",
+      [](const Tensor& t) {
+        return py::make_tuple(t.memory() == MemoryKind::Cuda ? dlpack::kDLCUDA : dlpack::kDLCPU, 0);
+      },
+      "(device_type, device_id) of the memory, for DLPack consumers: (1, 0), the CPU, for host memory.");
 }
 
 }  // namespace memhal::python

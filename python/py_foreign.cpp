@@ -352,7 +352,7 @@ void bind_foreign(py::module_& m) {
         "copy=True makes a dense copy in `memory` (default mem); device must be None or the CPU.");
   auto tensor = py::reinterpret_borrow<py::class_<Tensor>>(m.attr("Tensor"));
   tensor.def_static("from_dlpack", &from_dlpack_api, py::arg("obj"), py::kw_only(), py::arg("device") = py::none(),
-                    py::arg("copy") = py::none(), py::arg("memory") = py::none());
+                    py::arg("copy") = py::none(), py::arg("memory") = py::none(), "As memhal.from_dlpack.");
   tensor.def_static("from_numpy", &from_buffer, py::arg("array"), py::arg("copy") = false,
                     py::arg("memory") = py::none(), py::kw_only(), py::arg("format") = py::none(),
                     "A tensor over a numpy array (any buffer-protocol object); copy=False shares its memory and keeps "

@@ -111,7 +111,7 @@ void bind_image_processor(py::module_& m) {
            py::arg("threads") = 0, py::arg("backend") = py::none(),
            "backend: None (GL on a hardware GPU, else the CPU; MEMHAL_BACKEND pins it), or an ImageBackend: "
            "ImageBackend.GL, 'gl', 'cpu'.")
-      .def_property_readonly("threads", &ImageProcessor::threads)
+      .def_property_readonly("threads", &ImageProcessor::threads, "Worker threads of the CPU backend.")
       .def_property_readonly(
           "backend", [](const ImageProcessor& self) { return self.backend(); },
           "The ImageBackend where conversions run (equal to its wire string, 'cpu' or 'gl').")
@@ -172,7 +172,11 @@ void bind_image_processor(py::module_& m) {
           },
           py::arg("width"), py::arg("height"), py::arg("format"), py::arg("dtype") = "u8",
           py::arg("memory") = py::none(),
-          "An image where this processor works best (memory=None), or in the kind given ('pbo' needs a GL processor).");
+          "An image where this processor works best (memory=None), or in the kind given ('pbo' needs a GL processor).")
+      .def("__repr__", [](const ImageProcessor& self) {
+        return "memhal.ImageProcessor(backend=" + std::string(to_string(self.backend())) +
+               ", threads=" + std::to_string(self.threads()) + ")";
+      });
 }
 
 // Wakes the calls still blocked on `fd` (receive, accept) before the object is dropped: they

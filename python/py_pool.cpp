@@ -1,5 +1,7 @@
 // memhal.TensorPool: a ring of pre-faulted tensors, recycled. acquire() waits with the GIL
 // released; slot() is a context manager whose tensor goes back to the pool when the block ends.
+#include <pybind11/stl.h>
+
 #include <memhal/tensor_pool.hpp>
 
 #include <chrono>

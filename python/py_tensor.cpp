@@ -185,21 +185,34 @@ PyMap map_tensor(const Tensor& t, py::object access) {
 void bind_map(py::module_& m) {
   py::class_<PyPlane>(m, "PlaneBuffer", buffer_setup<PyPlane>(),
                       "One plane of a mapped multi-plane image (rows x row bytes); exports the buffer protocol.")
-      .def_property_readonly("index", [](const PyPlane& p) { return p.index; });
+      .def_property_readonly(
+          "index", [](const PyPlane& p) { return p.index; }, "Which plane of the map this is.")
+      .def("__repr__", [](const PyPlane& p) { return "memhal.PlaneBuffer(index=" + std::to_string(p.index) + ")"; });
   py::class_<PyMap>(m, "TensorMap", buffer_setup<PyMap>(),
                     "A CPU mapping of a tensor; exports the buffer protocol (writable only when mapped for "
                     "writing). Use as a context manager; the unmap waits for buffers still exported.")
       .def(
-          "__enter__", [](PyMap& self) -> PyMap& { return self; }, py::return_value_policy::reference_internal)
-      .def("__exit__", [](PyMap& self, py::args) { self.state->close(); })
-      .def("close", [](PyMap& self) { self.state->close(); })
-      .def_property_readonly("closed", [](const PyMap& self) { return self.state->closed; })
-      .def_property_readonly("access", [](const PyMap& self) { return live_map(*self.state).access(); })
-      .def_property_readonly("shape", [](const PyMap& self) { return to_tuple(live_map(*self.state).shape()); })
-      .def_property_readonly("strides", [](const PyMap& self) { return to_tuple(live_map(*self.state).strides()); })
-      .def_property_readonly("dtype", [](const PyMap& self) { return live_map(*self.state).dtype(); })
-      .def_property_readonly("plane_count",
-                             [](const PyMap& self) { return live_map(*self.state).layout().planes().size(); })
+          "__enter__", [](PyMap& self) -> PyMap& { return self; }, py::return_value_policy::reference_internal,
+          "Returns the map.")
+      .def(
+          "__exit__", [](PyMap& self, py::args) { self.state->close(); }, "Closes the map.")
+      .def(
+          "close", [](PyMap& self) { self.state->close(); },
+          "Ends the mapping once no exported buffer (numpy array, memoryview) is left. Idempotent.")
+      .def_property_readonly(
+          "closed", [](const PyMap& self) { return self.state->closed; }, "Whether close() was called.")
+      .def_property_readonly(
+          "access", [](const PyMap& self) { return live_map(*self.state).access(); }, "The CpuAccess mapped.")
+      .def_property_readonly(
+          "shape", [](const PyMap& self) { return to_tuple(live_map(*self.state).shape()); }, "The tensor's shape.")
+      .def_property_readonly(
+          "strides", [](const PyMap& self) { return to_tuple(live_map(*self.state).strides()); },
+          "Signed byte strides.")
+      .def_property_readonly(
+          "dtype", [](const PyMap& self) { return live_map(*self.state).dtype(); }, "The element DType.")
+      .def_property_readonly(
+          "plane_count", [](const PyMap& self) { return live_map(*self.state).layout().planes().size(); },
+          "Planes of the image (1 for a plain tensor).")
       .def(
           "plane",
           [](const PyMap& self, std::size_t index) {
@@ -209,7 +222,14 @@ void bind_map(py::module_& m) {
                                                " planes");
             return PyPlane{self.state, index};
           },
-          py::arg("index"));
+          py::arg("index"), "Plane index of a multi-plane image, as a buffer-protocol object (rows x row bytes).")
+      .def("__repr__", [](const PyMap& self) {
+        if (!self.state->map.has_value() || self.state->closed) return std::string("memhal.TensorMap(closed)");
+        const TensorMap& map = *self.state->map;
+        return "memhal.TensorMap(shape=" + std::string(py::repr(to_tuple(map.shape()))) +
+               ", dtype=" + std::string(to_string(map.dtype())) + ", access=" + std::string(to_string(map.access())) +
+               ")";
+      });
 }
 
 Tensor reversed_axes(const Tensor& t) {
@@ -223,7 +243,8 @@ void bind_views(py::class_<Tensor>& c) {
        "slice", [](const Tensor& t, std::size_t axis, int64_t b, int64_t e) { return unwrap(t.slice(axis, b, e)); },
        py::arg("axis"), py::arg("begin"), py::arg("end"), "Zero-copy half-open slice [begin, end) of one axis.")
       .def(
-          "flip", [](const Tensor& t, std::size_t axis) { return unwrap(t.flip(axis)); }, py::arg("axis"))
+          "flip", [](const Tensor& t, std::size_t axis) { return unwrap(t.flip(axis)); }, py::arg("axis"),
+          "Zero-copy view with axis reversed (a negative stride).")
       .def(
           "transpose",
           [](const Tensor& t, std::optional<std::size_t> a, std::optional<std::size_t> b) {
@@ -237,14 +258,14 @@ void bind_views(py::class_<Tensor>& c) {
       .def_property_readonly("T", &reversed_axes, "Zero-copy view with every axis reversed, as numpy's .T.")
       .def(
           "permute", [](const Tensor& t, std::vector<std::size_t> axes) { return unwrap(t.permute(axes)); },
-          py::arg("axes"))
+          py::arg("axes"), "Zero-copy view with the axes in the given order.")
       .def(
           "reshape", [](const Tensor& t, py::object shape) { return unwrap(t.reshape(to_shape(shape))); },
-          py::arg("shape"))
+          py::arg("shape"), "Zero-copy view with another shape of the same element count (contiguous tensors).")
       .def(
           "crop",
           [](const Tensor& t, int64_t x, int64_t y, int64_t w, int64_t h) { return unwrap(t.crop(x, y, w, h)); },
-          py::arg("x"), py::arg("y"), py::arg("width"), py::arg("height"))
+          py::arg("x"), py::arg("y"), py::arg("width"), py::arg("height"), "Zero-copy view of a rectangle of an image.")
       .def(
           "materialize",
           [](const Tensor& t, py::object memory) {
@@ -259,9 +280,10 @@ void bind_views(py::class_<Tensor>& c) {
             py::gil_scoped_release release;
             unwrap(t.copy_to(dst));
           },
-          py::arg("dst"))
+          py::arg("dst"), "Copies the elements into dst (same shape and dtype), across memory kinds.")
       .def(
-          "same_storage", [](const Tensor& a, const Tensor& b) { return same_storage(a, b); }, py::arg("other"));
+          "same_storage", [](const Tensor& a, const Tensor& b) { return same_storage(a, b); }, py::arg("other"),
+          "Whether other views the same allocation.");
 }
 
 py::list planes_of(const Tensor& t) {
@@ -280,19 +302,23 @@ py::list planes_of(const Tensor& t) {
 }
 
 void bind_properties(py::class_<Tensor>& c) {
-  c.def_property_readonly("shape", [](const Tensor& t) { return to_tuple(t.shape()); })
+  c.def_property_readonly(
+       "shape", [](const Tensor& t) { return to_tuple(t.shape()); }, "The shape, a tuple of ints.")
       .def_property_readonly(
           "strides", [](const Tensor& t) { return to_tuple(t.strides()); }, "Signed byte strides.")
-      .def_property_readonly("dtype", &Tensor::dtype)
-      .def_property_readonly("ndim", &Tensor::rank)
-      .def_property_readonly("nbytes", &Tensor::nbytes)
-      .def_property_readonly("offset", [](const Tensor& t) { return t.layout().offset(); })
-      .def_property_readonly("is_contiguous", &Tensor::is_contiguous)
-      .def_property_readonly("pixel_format", &Tensor::pixel_format)
-      .def_property_readonly("name", &Tensor::name)
+      .def_property_readonly("dtype", &Tensor::dtype, "The element DType (equal to its wire string, 'f32').")
+      .def_property_readonly("ndim", &Tensor::rank, "The number of axes.")
+      .def_property_readonly("nbytes", &Tensor::nbytes, "Bytes of the elements (of every plane for an image).")
+      .def_property_readonly(
+          "offset", [](const Tensor& t) { return t.layout().offset(); }, "Byte offset of element 0 in its buffer.")
+      .def_property_readonly("is_contiguous", &Tensor::is_contiguous, "Whether the elements are dense, row-major.")
+      .def_property_readonly("pixel_format", &Tensor::pixel_format, "The PixelFormat of an image, else None.")
+      .def_property_readonly("name", &Tensor::name, "The name given at creation (empty when none).")
       .def_property_readonly("memory", &Tensor::memory, "The memory kind this tensor actually got.")
-      .def_property_readonly("allocation_notes", &Tensor::allocation_notes)
-      .def_property_readonly("planes", &planes_of)
+      .def_property_readonly("allocation_notes", &Tensor::allocation_notes,
+                             "Why auto-selection skipped other kinds before the one it got; empty when none.")
+      .def_property_readonly("planes", &planes_of,
+                             "Per plane: buffer, offset, pitch, width, height, row_bytes (bytes and pixels).")
       .def("fd", &Tensor::fd, py::arg("buffer") = 0, "The fd of a buffer, borrowed (never close it); -1 for mem.")
       .def(
           "clone_fd", [](const Tensor& t, std::size_t buffer) { return unwrap(t.clone_fd(buffer)).release(); },
@@ -318,7 +344,8 @@ void bind_constructors(py::class_<Tensor>& c) {
                                         per_plane ? PlaneBuffers::PerPlane : PlaneBuffers::Shared));
           },
           py::arg("width"), py::arg("height"), py::arg("format"), py::arg("memory") = py::none(),
-          py::arg("dtype") = "u8", py::arg("row_align") = kDefaultRowAlign, py::arg("per_plane") = false)
+          py::arg("dtype") = "u8", py::arg("row_align") = kDefaultRowAlign, py::arg("per_plane") = false,
+          "A new zeroed image (rows aligned to row_align bytes; per_plane: one buffer per plane).")
       .def_static(
           "from_fd",
           [](int fd, py::object shape, py::object dtype, py::object memory) {
@@ -336,7 +363,8 @@ void bind_constructors(py::class_<Tensor>& c) {
             return unwrap(Tensor::from_fd(fd, layout, to_optional_vocabulary<MemoryKind>(memory, "from_fd")));
           },
           py::arg("fd"), py::arg("width"), py::arg("height"), py::arg("format"), py::arg("dtype") = "u8",
-          py::arg("row_align") = kDefaultRowAlign, py::arg("memory") = py::none());
+          py::arg("row_align") = kDefaultRowAlign, py::arg("memory") = py::none(),
+          "An image over a memfd or DMA-BUF; the fd is duplicated, the caller keeps and closes its own.");
 }
 
 // A read-only numpy array over a CPU mapping of `t`: the map is closed at once, and its unmap
@@ -391,7 +419,8 @@ void bind_tensor(py::module_& m) {
       },
       "The size of the first axis (TypeError for a 0-d tensor).");
   m.def(
-      "same_storage", [](const Tensor& a, const Tensor& b) { return same_storage(a, b); }, py::arg("a"), py::arg("b"));
+      "same_storage", [](const Tensor& a, const Tensor& b) { return same_storage(a, b); }, py::arg("a"), py::arg("b"),
+      "Whether a and b view one allocation.");
 }
 
 }  // namespace memhal::python

@@ -19,6 +19,8 @@ packages=(
   python3                                            # test scripts (JSON checks)
   python3-dev pybind11-dev python3-numpy python3-pytest  # the Python module and its pytest suite
   python3-torch                                      # pytest: DLPack into torch 1.13 (skipped without)
+  python3-torchvision python3-mypy                   # pytest: the torch example's model; mypy --strict
+  python3-setuptools python3-wheel python3-venv python3-pip  # pytest: pip install . / pip wheel .
   libgstreamer1.0-dev libgstreamer-plugins-base1.0-dev   # gst/: the memhal GStreamer plugin
   gstreamer1.0-plugins-base gstreamer1.0-plugins-good gstreamer1.0-plugins-bad gstreamer1.0-tools  # its tests
   "$@"

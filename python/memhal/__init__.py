@@ -8,8 +8,6 @@ Tensors (``memhal.Tensor``) live in host memory, shared memory or DMA-BUFs and r
 The compiled part is ``memhal._memhal``; this package adds the enums, built from the same
 tables as every other surface of memhal (C++, C, the ``memhal`` command, the file formats).
 """
-from __future__ import annotations
-
 import enum as _enum
 from typing import Any as _Any
 
@@ -82,8 +80,8 @@ class _DTypeVocabulary(_Vocabulary):
         return numpy.dtype({"u": "uint", "i": "int", "f": "float"}[self._value_[0]] + self._value_[1:])
 
 
-def _make_vocabularies() -> dict[str, type[_Vocabulary]]:
-    made: dict[str, type[_Vocabulary]] = {}
+def _make_vocabularies() -> "dict[str, type[_Vocabulary]]":
+    made: "dict[str, type[_Vocabulary]]" = {}
     _memhal._register_vocabulary_base(_Vocabulary)
     for name, rows in _memhal._vocabularies().items():
         base = _DTypeVocabulary if name == "DType" else _Vocabulary

@@ -1,4 +1,6 @@
 """Shared fixtures of the memhal pytest suite (run by CTest with PYTHONPATH=<build>/python)."""
+from __future__ import annotations
+
 import os
 import pathlib
 
@@ -8,7 +10,7 @@ REPO = pathlib.Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture
-def golden_rows():
+def golden_rows() -> list[tuple[str, int, str, list[str]]]:
     """(vocabulary, code, wire, aliases) for every line of the golden vocabulary file."""
     path = os.environ.get("MEMHAL_GOLDEN", str(REPO / "tests" / "core" / "vocabulary_golden.txt"))
     rows = []
@@ -24,7 +26,7 @@ def golden_rows():
 
 
 @pytest.fixture
-def memhal_cli():
+def memhal_cli() -> str:
     """Path of the memhal command built next to the module, or a skip."""
     path = os.environ.get("MEMHAL_CLI", "")
     if not path or not os.access(path, os.X_OK):
