@@ -7,6 +7,7 @@
 #include <memhal/memory.hpp>
 #include <memhal/memory_domain.hpp>
 #include <memhal/pixel_format.hpp>
+#include <optional>
 #include <random>
 #include <set>
 #include <vector>
@@ -292,8 +293,9 @@ TEST(ImageProcessor, EveryCompiledInstructionSetMatchesTheReference) {
 }
 
 // 8-bit outputs decode and resample in 16-bit fixed point (Q6); on every compiled instruction
-// set, random geometries (odd sizes, crops, flips, rotations, letterbox bars, nearest and
-// bilinear at every kind of step) must stay within the reference's +-1, as must f16 outputs
+// set, random geometries (odd sizes, crops, flips, rotations, letterbox bars, nearest,
+// bilinear and area at every kind of step, area downscales by non-integer ratios, box sums
+// in Q6) must stay within the reference's +-1, as must f16 outputs
 // (rounded in registers where the half is normal).
 TEST(ImageProcessor, IntegerPathAndHalfOutputsMatchTheReferenceOnEveryInstructionSet) {
   const std::vector<PixelFormat> inputs{PixelFormat::Nv12, PixelFormat::Nv21, PixelFormat::Nv16,
@@ -334,7 +336,7 @@ TEST(ImageProcessor, IntegerPathAndHalfOutputsMatchTheReferenceOnEveryInstructio
       o.flip = static_cast<Flip>(pick(4));
       o.rotation = pick(4) == 0 ? Rotation::Cw90 : pick(3) == 0 ? Rotation::Cw180 : Rotation::None;
       o.resize = static_cast<ResizeMode>(pick(2));
-      o.interpolation = pick(2) ? Interpolation::Bilinear : Interpolation::Nearest;
+      o.interpolation = static_cast<Interpolation>(pick(3));
       o.matrix = static_cast<ColorMatrix>(pick(2));
       o.range = static_cast<ColorRange>(pick(2));
       o.pad = {uint8_t(pick(256)), uint8_t(pick(256)), uint8_t(pick(256)), uint8_t(pick(256))};
@@ -346,6 +348,53 @@ TEST(ImageProcessor, IntegerPathAndHalfOutputsMatchTheReferenceOnEveryInstructio
           << hwy::TargetName(target) << ": " << to_string(from) << " " << sw << "x" << sh << " -> " << to_string(to)
           << " " << to_string(dtype) << " " << dw << "x" << dh << " flip " << int(o.flip) << " rotation "
           << int(o.rotation) << " resize " << int(o.resize) << " interpolation " << int(o.interpolation);
+    }
+  }
+}
+
+// Area downscales of 8-bit outputs sum Q6 lines vertically, then each output's taps along the
+// row: integer and non-integer ratios, one axis kept (the decoded pixels are the outputs, or
+// the vertical axis upscaled), crops, flips and letterbox bars, on every instruction set.
+TEST(ImageProcessor, AreaDownscalesOnTheIntegerPathMatchTheReferenceOnEveryInstructionSet) {
+  struct Job {
+    PixelFormat from, to;
+    int64_t sw, sh, dw, dh;
+    ResizeMode resize;
+    std::optional<Rect> crop;
+    Flip flip;
+  };
+  const Job jobs[] = {
+      {PixelFormat::Nv12, PixelFormat::Rgb, 384, 216, 64, 64, ResizeMode::Letterbox, {}, Flip::None},    // 6:1
+      {PixelFormat::Yuyv, PixelFormat::Bgra, 102, 67, 29, 13, ResizeMode::Stretch, {}, Flip::Both},      // 3.52:1
+      {PixelFormat::Nv12, PixelFormat::PlanarRgb, 70, 34, 70, 13, ResizeMode::Stretch, {}, Flip::None},  // rows only
+      {PixelFormat::I420, PixelFormat::Grey, 70, 34, 29, 34, ResizeMode::Stretch, {}, Flip::Vertical},   // columns only
+      {PixelFormat::Rgba, PixelFormat::Rgba, 90, 20, 31, 40, ResizeMode::Stretch, {}, Flip::None},       // rows up
+      {PixelFormat::Nv16, PixelFormat::Rgb, 96, 80, 23, 17, ResizeMode::Letterbox, Rect{10, 6, 71, 59},
+       Flip::Horizontal},
+  };
+  struct Restore {
+    ~Restore() { hwy::SetSupportedTargetsForTest(0); }
+  } restore;
+  for (int64_t target : hwy::SupportedAndGeneratedTargets()) {
+    hwy::SetSupportedTargetsForTest(target);
+    std::mt19937 rng(5);
+    auto proc = processor(2);
+    for (const Job& job : jobs) {
+      for (DType dtype : {DType::U8, DType::I8}) {
+        ASSERT_OK_AND_ASSIGN(Tensor src, Tensor::image(job.sw, job.sh, job.from, MemoryKind::Mem));
+        fill_random(src, rng);
+        ASSERT_OK_AND_ASSIGN(Tensor dst, Tensor::image(job.dw, job.dh, job.to, MemoryKind::Mem, dtype));
+        ConvertOptions o;
+        o.interpolation = Interpolation::Area;
+        o.resize = job.resize;
+        o.crop = job.crop;
+        o.flip = job.flip;
+        o.pad = {114, 20, 240, 255};
+        ASSERT_OK(proc.convert(src, dst, o));
+        EXPECT_EQ(report(reference::compare(src, dst, o)), "")
+            << hwy::TargetName(target) << ": " << to_string(job.from) << " " << job.sw << "x" << job.sh << " -> "
+            << to_string(job.to) << " " << to_string(dtype) << " " << job.dw << "x" << job.dh;
+      }
     }
   }
 }

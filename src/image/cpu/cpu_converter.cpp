@@ -73,6 +73,28 @@ Result<std::unique_ptr<CpuConverter>> CpuConverter::create(unsigned threads) {
   return std::unique_ptr<CpuConverter>(new CpuConverter(std::move(pool)));
 }
 
+namespace {
+
+// The general (area) taps of `axis` in Q15, each output's rounded so that they sum to 32768
+// exactly: the largest tap takes the rounding difference.
+void q6_taps(const AxisTaps& axis, std::vector<int16_t>* out) {
+  out->clear();
+  for (std::size_t o = 0; o + 1 < axis.first.size(); ++o) {
+    const auto begin = static_cast<std::size_t>(axis.first[o]), end = static_cast<std::size_t>(axis.first[o + 1]);
+    int32_t total = 0;
+    std::size_t largest = begin;
+    for (std::size_t t = begin; t < end; ++t) {
+      const auto w = static_cast<int32_t>(std::lround(axis.weight[t] * 32768.0f));
+      out->push_back(static_cast<int16_t>(std::min(32767, w)));
+      total += out->back();
+      if (axis.weight[t] > axis.weight[largest]) largest = t;
+    }
+    if (end > begin) (*out)[largest] = static_cast<int16_t>(std::min(32767, (*out)[largest] + 32768 - total));
+  }
+}
+
+}  // namespace
+
 void CpuConverter::Plan::build_q6() {
   const Geometry& g = geometry;
   const AxisTaps& h = g.horizontal;
@@ -82,7 +104,11 @@ void CpuConverter::Plan::build_q6() {
   q6_index.clear();
   q6_weight.clear();
   q6_direct = h.single_tap;
-  if (h.single_tap) {
+  if (!h.two_tap) {
+    // Area downscale: every position decoded, then each output sums its taps (weights in Q15
+    // that add up to 32768, so a flat area stays flat).
+    q6_taps(h, &q6_weight);
+  } else if (h.single_tap) {
     q6_positions.assign(h.index.begin(), h.index.begin() + n);
   } else if (g.positions >= 2 * n) {
     // Downscaling by 2 or more: decode only the two pixels each output blends.
@@ -99,7 +125,11 @@ void CpuConverter::Plan::build_q6() {
     }
   }
   q6_vertical.clear();
-  for (float w : g.vertical.weight) q6_vertical.push_back(q15(w));
+  if (g.vertical.two_tap) {
+    for (float w : g.vertical.weight) q6_vertical.push_back(q15(w));
+  } else {
+    q6_taps(g.vertical, &q6_vertical);
+  }
   q6_sample_stale = true;
 }
 
@@ -122,7 +152,7 @@ void CpuConverter::prepare(const ImageRef& src, const ImageRef& dst, const Rect&
     // uses a line at most twice: blending the two source lines first halves the resampling.
     p.cache_lines = p.geometry.lines < p.geometry.content.height;
     p.sample_stale = true;
-    if (h.two_tap && p.geometry.vertical.two_tap && !p.geometry.column_lines) {
+    if (!p.geometry.column_lines) {
       p.build_q6();
     } else {
       p.q6_positions.clear(), p.q6_index.clear(), p.q6_weight.clear(), p.q6_vertical.clear();
@@ -189,6 +219,7 @@ void CpuConverter::prepare(const ImageRef& src, const ImageRef& dst, const Rect&
     if (q6_) {
       grow(s.q6_lines, 2 * 4 * content_w);
       grow(s.q6_decoded, 4 * (std::max(positions, 2 * content_w) + 1));
+      if (!plan_->geometry.vertical.two_tap) grow(s.q6_sum, 4 * (std::max(positions, 2 * content_w) + 1));
       grow(s.q6_row, 5 * content_w);
       grow(s.bytes, 4 * dst_w);
       s.q6_tags = {-1, -1};
@@ -307,19 +338,23 @@ void CpuConverter::process_q6(Scratch& s, int64_t y0, int64_t y1) {
       continue;
     }
     const int64_t r = y - box.y;
-    prefetch_next(r);
-    const int64_t l0 = g.vertical.index[r];
-    const int16_t w = plan_->q6_vertical[r];
-    const int16_t* a = q6_line(s, l0, -1);
-    const int16_t* rows = a;
-    if (w != 0) {
-      const int16_t* b = q6_line(s, l0 + 1, l0);
-      for (int c = 0; c < 4; ++c) {
-        if (c < channels_ || (c == 3 && fill_alpha_)) {
-          kernels::blend_q6(a + c * cw, b + c * cw, w, s.q6_row.data() + c * cw, cw);
+    const int16_t* rows = nullptr;
+    if (g.vertical.two_tap) {
+      prefetch_next(r);
+      const int64_t l0 = g.vertical.index[r];
+      const int16_t w = plan_->q6_vertical[r];
+      rows = q6_line(s, l0, -1);
+      if (w != 0) {
+        const int16_t* b = q6_line(s, l0 + 1, l0);
+        for (int c = 0; c < 4; ++c) {
+          if (c < channels_ || (c == 3 && fill_alpha_)) {
+            kernels::blend_q6(rows + c * cw, b + c * cw, w, s.q6_row.data() + c * cw, cw);
+          }
         }
+        rows = s.q6_row.data();
       }
-      rows = s.q6_row.data();
+    } else {
+      rows = q6_area_row(s, r);
     }
     if (dst_->format == PixelFormat::Grey) {
       // Full-range luma of the RGB, as the float path's luma_row.
@@ -364,14 +399,54 @@ const int16_t* CpuConverter::q6_line(Scratch& s, int64_t line, int64_t keep) {
     const Q6Rows decoded{s.q6_decoded.data(), n + 1};
     read_row_q6(*src_, g.crop.x, g.crop.y + line, all ? nullptr : p.q6_positions.data(), n, fixed_, want_alpha, decoded,
                 s.staging.data(), p.q6_sample);
-    for (int c = 0; c < channels_; ++c) {
-      int16_t* in = decoded.channel(c);
-      in[n] = in[n - 1];  // the guard a zero-weight second tap may read
-      kernels::resample_2tap_q6(in, p.q6_index.data(), p.q6_weight.data(), target.channel(c), cw);
-    }
+    for (int c = 0; c < channels_; ++c) resample_q6(decoded.channel(c), n, target.channel(c));
   }
   if (fill_alpha_) std::fill(target.channel(3), target.channel(3) + cw, int16_t{255 * 64});
   return out;
+}
+
+// An area downscale's content row `r`: its source lines decoded in full, summed with their
+// vertical weights in Q6 (decode, then average: what the reference defines), then the sum's
+// taps along the row.
+const int16_t* CpuConverter::q6_area_row(Scratch& s, int64_t r) {
+  const Geometry& g = plan_->geometry;
+  const AxisTaps& v = g.vertical;
+  const Plan& p = *plan_;
+  const bool all = p.q6_positions.empty();
+  const int64_t n = all ? g.positions : static_cast<int64_t>(p.q6_positions.size());
+  const Q6Rows decoded{s.q6_decoded.data(), n + 1};
+  const Q6Rows target{s.q6_row.data(), g.content.width};
+  // Decoded pixels that are the outputs (no horizontal resampling) are summed in place.
+  const Q6Rows sum = p.q6_direct ? target : Q6Rows{s.q6_sum.data(), n + 1};
+  for (int32_t t = v.first[r]; t < v.first[r + 1]; ++t) {
+    if (t + 1 < static_cast<int32_t>(v.index.size())) {
+      prefetch_row(*src_, g.crop.x, g.crop.y + v.index[t + 1], g.positions);
+    }
+    read_row_q6(*src_, g.crop.x, g.crop.y + v.index[t], all ? nullptr : p.q6_positions.data(), n, fixed_,
+                channels_ == 4, decoded, s.staging.data(), p.q6_sample);
+    for (int c = 0; c < channels_; ++c) {
+      kernels::accumulate_q6(decoded.channel(c), p.q6_vertical[t], sum.channel(c), n, t == v.first[r]);
+    }
+  }
+  if (!p.q6_direct) {
+    for (int c = 0; c < channels_; ++c) resample_q6(sum.channel(c), n, target.channel(c));
+  }
+  if (fill_alpha_) std::fill(target.channel(3), target.channel(3) + g.content.width, int16_t{255 * 64});
+  return target.base;
+}
+
+// One Q6 channel of `n` decoded positions (one more writable: the guard) along the row onto
+// the content width: two taps per output from the plan's positions, or an area's taps.
+void CpuConverter::resample_q6(int16_t* in, int64_t n, int16_t* out) const {
+  const Plan& p = *plan_;
+  const AxisTaps& h = p.geometry.horizontal;
+  const int64_t cw = p.geometry.content.width;
+  if (h.two_tap) {
+    in[n] = in[n - 1];  // the guard a zero-weight second tap may read
+    kernels::resample_2tap_q6(in, p.q6_index.data(), p.q6_weight.data(), out, cw);
+  } else {
+    kernels::resample_taps_q6(in, h.first.data(), h.index.data(), p.q6_weight.data(), out, cw);
+  }
 }
 
 RgbaRows CpuConverter::decode_line(Scratch& s, int64_t line, int slot) {

@@ -39,6 +39,7 @@ class CpuConverter {
     std::array<int64_t, 2> q6_tags{-1, -1};
     std::vector<int16_t> q6_decoded;
     std::vector<int16_t> q6_row;
+    std::vector<int16_t> q6_sum;  // an area row's source lines summed
     std::vector<uint8_t> bytes;
   };
   struct Key {
@@ -60,12 +61,13 @@ class CpuConverter {
     SamplePlan sample;  // nearest sampling along rows, for the format it names
     bool sample_stale = true;
     // The integer path: positions of a line to decode (empty: all of them), then, unless
-    // `q6_direct` (the decoded pixels are the outputs), two-tap resampling from those.
+    // `q6_direct` (the decoded pixels are the outputs), two-tap resampling from those, or an
+    // area's taps along the row (horizontal.first/index, q6_weight per tap in Q15).
     std::vector<int32_t> q6_positions;
     bool q6_direct = false;
     std::vector<int32_t> q6_index;
     std::vector<int16_t> q6_weight;
-    std::vector<int16_t> q6_vertical;  // vertical weights in Q15
+    std::vector<int16_t> q6_vertical;  // vertical weights in Q15 (per tap for an area)
     SamplePlan q6_sample;
     bool q6_sample_stale = true;
     void build_q6();
@@ -78,6 +80,8 @@ class CpuConverter {
   void process(Scratch& s, int64_t y0, int64_t y1);
   void process_q6(Scratch& s, int64_t y0, int64_t y1);
   const int16_t* q6_line(Scratch& s, int64_t line, int64_t keep);
+  const int16_t* q6_area_row(Scratch& s, int64_t r);
+  void resample_q6(int16_t* in, int64_t n, int16_t* out) const;
   void compose_row(Scratch& s, int64_t y, const RgbaRows& row);
   bool write_direct(Scratch& s, int64_t y, const RgbaRows& row);
   void prefetch_next(int64_t r);

@@ -577,6 +577,61 @@ void Resample2TapQ6(const int16_t* HWY_RESTRICT in, const int32_t* HWY_RESTRICT 
   }
 }
 
+// Each chroma pair's U and V bytes, twice (one per pixel): the bytes as little-endian 16-bit
+// pairs, low byte doubled and high byte doubled.
+void SplitChromaPairs(const uint8_t* HWY_RESTRICT uv, bool vu, int64_t n, uint8_t* HWY_RESTRICT u,
+                      uint8_t* HWY_RESTRICT v) {
+  uint8_t* first = vu ? v : u;
+  uint8_t* second = vu ? u : v;
+  int64_t k = 0;
+#if HWY_TARGET != HWY_SCALAR  // one 16-bit lane has no byte view
+  const hn::ScalableTag<uint16_t> d;
+  const hn::Repartition<uint8_t, decltype(d)> d8;
+  const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
+  const auto low = hn::Set(d, 0xFF);
+  for (; 2 * (k + lanes) <= n; k += lanes) {
+    const auto w = hn::BitCast(d, hn::LoadU(d8, uv + 2 * k));
+    const auto lo = hn::And(w, low);
+    const auto hi = hn::ShiftRight<8>(w);
+    hn::StoreU(hn::BitCast(d8, hn::Or(lo, hn::ShiftLeft<8>(lo))), d8, first + 2 * k);
+    hn::StoreU(hn::BitCast(d8, hn::Or(hi, hn::ShiftLeft<8>(hi))), d8, second + 2 * k);
+  }
+#endif
+  for (int64_t i = 2 * k; i < n; ++i) {
+    first[i] = uv[i & ~int64_t{1}];
+    second[i] = uv[(i & ~int64_t{1}) + 1];
+  }
+}
+
+// Q6 values times a Q15 weight, rounded: (in * w + 16384) >> 15 (in <= 16320, w < 32768).
+void AccumulateQ6(const int16_t* HWY_RESTRICT in, int16_t w, int16_t* HWY_RESTRICT out, int64_t n, bool first) {
+  const D16 d;
+  const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
+  const auto vw = hn::Set(d, w);
+  int64_t i = 0;
+  if (first) {
+    for (; i + lanes <= n; i += lanes) hn::StoreU(hn::MulFixedPoint15(hn::LoadU(d, in + i), vw), d, out + i);
+  } else {
+    for (; i + lanes <= n; i += lanes) {
+      hn::StoreU(hn::Add(hn::LoadU(d, out + i), hn::MulFixedPoint15(hn::LoadU(d, in + i), vw)), d, out + i);
+    }
+  }
+  for (; i < n; ++i) {
+    const auto v = static_cast<int16_t>((in[i] * w + 16384) >> 15);
+    out[i] = static_cast<int16_t>(first ? v : out[i] + v);
+  }
+}
+
+void ResampleTapsQ6(const int16_t* HWY_RESTRICT in, const int32_t* HWY_RESTRICT first,
+                    const int32_t* HWY_RESTRICT index, const int16_t* HWY_RESTRICT weight, int16_t* HWY_RESTRICT out,
+                    int64_t n) {
+  for (int64_t o = 0; o < n; ++o) {
+    int32_t sum = 16384;
+    for (int32_t t = first[o]; t < first[o + 1]; ++t) sum += in[index[t]] * weight[t];
+    out[o] = static_cast<int16_t>(sum >> 15);
+  }
+}
+
 void Q6To8Bit(const int16_t* HWY_RESTRICT in, uint8_t flip, uint8_t* HWY_RESTRICT out, int64_t n) {
   const D16 d;
   const hn::Rebind<uint8_t, D16> d8;
@@ -642,6 +697,9 @@ HWY_EXPORT(YuvToRgbQ6);
 HWY_EXPORT(ShuffledYuvBytes);
 HWY_EXPORT(BlendQ6);
 HWY_EXPORT(Resample2TapQ6);
+HWY_EXPORT(SplitChromaPairs);
+HWY_EXPORT(AccumulateQ6);
+HWY_EXPORT(ResampleTapsQ6);
 HWY_EXPORT(Q6To8Bit);
 HWY_EXPORT(Interleave8Bit);
 
@@ -669,6 +727,16 @@ void blend_q6(const int16_t* a, const int16_t* b, int16_t w, int16_t* out, int64
 }
 void resample_2tap_q6(const int16_t* in, const int32_t* index, const int16_t* weight, int16_t* out, int64_t n) {
   HWY_DYNAMIC_DISPATCH(Resample2TapQ6)(in, index, weight, out, n);
+}
+void split_chroma_pairs(const uint8_t* uv, bool vu, int64_t n, uint8_t* u, uint8_t* v) {
+  HWY_DYNAMIC_DISPATCH(SplitChromaPairs)(uv, vu, n, u, v);
+}
+void accumulate_q6(const int16_t* in, int16_t w, int16_t* out, int64_t n, bool first) {
+  HWY_DYNAMIC_DISPATCH(AccumulateQ6)(in, w, out, n, first);
+}
+void resample_taps_q6(const int16_t* in, const int32_t* first, const int32_t* index, const int16_t* weight,
+                      int16_t* out, int64_t n) {
+  HWY_DYNAMIC_DISPATCH(ResampleTapsQ6)(in, first, index, weight, out, n);
 }
 void q6_to_8bit(const int16_t* in, uint8_t flip, uint8_t* out, int64_t n) {
   HWY_DYNAMIC_DISPATCH(Q6To8Bit)(in, flip, out, n);

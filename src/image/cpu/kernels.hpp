@@ -102,6 +102,14 @@ void shuffled_yuv_bytes(const uint8_t* const* rows, const ShuffleStream* streams
 void blend_q6(const int16_t* a, const int16_t* b, int16_t w, int16_t* out, int64_t n);
 /// out[i] = in[index[i]] + (in[index[i] + 1] - in[index[i]]) * weight[i] / 32768.
 void resample_2tap_q6(const int16_t* in, const int32_t* index, const int16_t* weight, int16_t* out, int64_t n);
+/// The U and V bytes of pixels 0 .. n - 1 of a semi-planar row with horizontally halved chroma
+/// (`uv` at pixel 0's pair, pixel 0 even; `vu` when V comes first), one byte per pixel.
+void split_chroma_pairs(const uint8_t* uv, bool vu, int64_t n, uint8_t* u, uint8_t* v);
+/// out[i] = round(in[i] * w / 32768) (first) or out[i] + that; w in [0, 32768).
+void accumulate_q6(const int16_t* in, int16_t w, int16_t* out, int64_t n, bool first);
+/// Area taps: out[o] = round(sum of in[index[t]] * weight[t] / 32768), t in [first[o], first[o + 1]).
+void resample_taps_q6(const int16_t* in, const int32_t* first, const int32_t* index, const int16_t* weight,
+                      int16_t* out, int64_t n);
 /// out[i] = round(in[i] / 64) XOR flip (0x80 makes i8 of x - 128).
 void q6_to_8bit(const int16_t* in, uint8_t flip, uint8_t* out, int64_t n);
 /// Interleaves 3 or 4 byte rows into pixels.

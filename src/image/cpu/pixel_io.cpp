@@ -387,6 +387,7 @@ void read_row_q6(const ImageRef& src, int64_t x, int64_t y, const int32_t* index
   uint8_t* ys = staging;
   uint8_t* us = staging + n;
   uint8_t* vs = staging + 2 * n;
+  const uint8_t* luma_bytes = ys;  // where the decode takes Y from
   switch (src.format) {
     case PixelFormat::Nv12:
     case PixelFormat::Nv21:
@@ -412,6 +413,12 @@ void read_row_q6(const ImageRef& src, int64_t x, int64_t y, const int32_t* index
         const uint8_t* luma = row_ptr(0, x, y);
         const uint8_t* chroma = row_ptr(1, x >> 1, src.format == PixelFormat::Nv16 ? y : y >> 1);
         const int uo = pos[0], vo = pos[1];
+        if (index == nullptr) {
+          // Every pixel (area downscales): Y in place, the chroma pairs split in vectors.
+          luma_bytes = luma;
+          kernels::split_chroma_pairs(chroma, vo < uo, n, us, vs);
+          break;
+        }
         gather_yuv(index, done, n, ys, us, vs, [&](int64_t px, uint8_t* yy, uint8_t* uu, uint8_t* vv) {
           const uint8_t* pair = chroma + (px & ~int64_t{1});
           *yy = luma[px], *uu = pair[uo], *vv = pair[vo];
@@ -467,7 +474,7 @@ void read_row_q6(const ImageRef& src, int64_t x, int64_t y, const int32_t* index
       return;
     }
   }
-  kernels::yuv_to_rgb_q6(ys, us, vs, n, coeffs, out.channel(0), out.channel(1), out.channel(2));
+  kernels::yuv_to_rgb_q6(luma_bytes, us, vs, n, coeffs, out.channel(0), out.channel(1), out.channel(2));
   if (alpha) std::fill(out.channel(3), out.channel(3) + n, int16_t{255 * 64});
 }
 
