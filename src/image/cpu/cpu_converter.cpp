@@ -104,10 +104,23 @@ void CpuConverter::Plan::build_q6() {
   q6_index.clear();
   q6_weight.clear();
   q6_direct = h.single_tap;
+  q6_start.clear();
+  q6_window.clear();
   if (!h.two_tap) {
     // Area downscale: every position decoded, then each output sums its taps (weights in Q15
-    // that add up to 32768, so a flat area stays flat).
+    // that add up to 32768, so a flat area stays flat); taps within 8 positions as a window of
+    // 8 weights from the lowest position (mirrored taps run downwards), one vector product.
     q6_taps(h, &q6_weight);
+    bool narrow = true;
+    for (int64_t o = 0; narrow && o < n; ++o) {
+      const auto [lo, hi] = std::minmax_element(h.index.begin() + h.first[o], h.index.begin() + h.first[o + 1]);
+      narrow = h.first[o + 1] > h.first[o] && *hi - *lo < 8;
+      if (!narrow) break;
+      q6_start.push_back(*lo);
+      q6_window.resize(q6_window.size() + 8, 0);
+      for (int32_t t = h.first[o]; t < h.first[o + 1]; ++t) q6_window[8 * o + h.index[t] - *lo] = q6_weight[t];
+    }
+    if (!narrow) q6_start.clear(), q6_window.clear();
   } else if (h.single_tap) {
     q6_positions.assign(h.index.begin(), h.index.begin() + n);
   } else if (g.positions >= 2 * n) {
@@ -218,8 +231,9 @@ void CpuConverter::prepare(const ImageRef& src, const ImageRef& dst, const Rect&
     s.tags = {-1, -1};
     if (q6_) {
       grow(s.q6_lines, 2 * 4 * content_w);
-      grow(s.q6_decoded, 4 * (std::max(positions, 2 * content_w) + 1));
-      if (!plan_->geometry.vertical.two_tap) grow(s.q6_sum, 4 * (std::max(positions, 2 * content_w) + 1));
+      // + 8: an area window may read 7 past a line's last position (weight 0).
+      grow(s.q6_decoded, 4 * (std::max(positions, 2 * content_w) + 1) + 8);
+      if (!plan_->geometry.vertical.two_tap) grow(s.q6_sum, 4 * (std::max(positions, 2 * content_w) + 1) + 8);
       grow(s.q6_row, 5 * content_w);
       grow(s.bytes, 4 * dst_w);
       s.q6_tags = {-1, -1};
@@ -444,6 +458,8 @@ void CpuConverter::resample_q6(int16_t* in, int64_t n, int16_t* out) const {
   if (h.two_tap) {
     in[n] = in[n - 1];  // the guard a zero-weight second tap may read
     kernels::resample_2tap_q6(in, p.q6_index.data(), p.q6_weight.data(), out, cw);
+  } else if (!p.q6_start.empty()) {
+    kernels::resample_window_q6(in, p.q6_start.data(), p.q6_window.data(), out, cw);
   } else {
     kernels::resample_taps_q6(in, h.first.data(), h.index.data(), p.q6_weight.data(), out, cw);
   }

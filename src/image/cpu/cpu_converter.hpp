@@ -67,6 +67,8 @@ class CpuConverter {
     bool q6_direct = false;
     std::vector<int32_t> q6_index;
     std::vector<int16_t> q6_weight;
+    std::vector<int32_t> q6_start;     // an area's taps as windows of 8: lowest position,
+    std::vector<int16_t> q6_window;    // and 8 weights per output (empty: taps spread wider)
     std::vector<int16_t> q6_vertical;  // vertical weights in Q15 (per tap for an area)
     SamplePlan q6_sample;
     bool q6_sample_stale = true;

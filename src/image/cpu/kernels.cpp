@@ -622,6 +622,28 @@ void AccumulateQ6(const int16_t* HWY_RESTRICT in, int16_t w, int16_t* HWY_RESTRI
   }
 }
 
+void ResampleWindowQ6(const int16_t* HWY_RESTRICT in, const int32_t* HWY_RESTRICT start,
+                      const int16_t* HWY_RESTRICT window, int16_t* HWY_RESTRICT out, int64_t n) {
+  int64_t o = 0;
+#if HWY_TARGET != HWY_SCALAR  // one 16-bit lane has no 32-bit pair sums
+  const hn::CappedTag<int16_t, 8> d;
+  const hn::Repartition<int32_t, decltype(d)> d32;
+  if (hn::Lanes(d) == 8) {
+    for (; o < n; ++o) {
+      auto odd = hn::Zero(d32);
+      const auto even = hn::ReorderWidenMulAccumulate(d32, hn::LoadU(d, in + start[o]), hn::LoadU(d, window + 8 * o),
+                                                      hn::Zero(d32), odd);
+      out[o] = static_cast<int16_t>((hn::GetLane(hn::SumOfLanes(d32, hn::Add(even, odd))) + 16384) >> 15);
+    }
+  }
+#endif
+  for (; o < n; ++o) {
+    int32_t sum = 16384;
+    for (int k = 0; k < 8; ++k) sum += in[start[o] + k] * window[8 * o + k];
+    out[o] = static_cast<int16_t>(sum >> 15);
+  }
+}
+
 void ResampleTapsQ6(const int16_t* HWY_RESTRICT in, const int32_t* HWY_RESTRICT first,
                     const int32_t* HWY_RESTRICT index, const int16_t* HWY_RESTRICT weight, int16_t* HWY_RESTRICT out,
                     int64_t n) {
@@ -699,6 +721,7 @@ HWY_EXPORT(BlendQ6);
 HWY_EXPORT(Resample2TapQ6);
 HWY_EXPORT(SplitChromaPairs);
 HWY_EXPORT(AccumulateQ6);
+HWY_EXPORT(ResampleWindowQ6);
 HWY_EXPORT(ResampleTapsQ6);
 HWY_EXPORT(Q6To8Bit);
 HWY_EXPORT(Interleave8Bit);
@@ -730,6 +753,9 @@ void resample_2tap_q6(const int16_t* in, const int32_t* index, const int16_t* we
 }
 void split_chroma_pairs(const uint8_t* uv, bool vu, int64_t n, uint8_t* u, uint8_t* v) {
   HWY_DYNAMIC_DISPATCH(SplitChromaPairs)(uv, vu, n, u, v);
+}
+void resample_window_q6(const int16_t* in, const int32_t* start, const int16_t* window, int16_t* out, int64_t n) {
+  HWY_DYNAMIC_DISPATCH(ResampleWindowQ6)(in, start, window, out, n);
 }
 void accumulate_q6(const int16_t* in, int16_t w, int16_t* out, int64_t n, bool first) {
   HWY_DYNAMIC_DISPATCH(AccumulateQ6)(in, w, out, n, first);

@@ -110,6 +110,9 @@ void accumulate_q6(const int16_t* in, int16_t w, int16_t* out, int64_t n, bool f
 /// Area taps: out[o] = round(sum of in[index[t]] * weight[t] / 32768), t in [first[o], first[o + 1]).
 void resample_taps_q6(const int16_t* in, const int32_t* first, const int32_t* index, const int16_t* weight,
                       int16_t* out, int64_t n);
+/// Area taps within 8 positions: out[o] = round(sum of in[start[o] + k] * window[8 o + k] / 32768),
+/// k < 8 (weights past an output's taps are 0; in[start[o] + 7] must be readable).
+void resample_window_q6(const int16_t* in, const int32_t* start, const int16_t* window, int16_t* out, int64_t n);
 /// out[i] = round(in[i] / 64) XOR flip (0x80 makes i8 of x - 128).
 void q6_to_8bit(const int16_t* in, uint8_t flip, uint8_t* out, int64_t n);
 /// Interleaves 3 or 4 byte rows into pixels.
