@@ -10,7 +10,8 @@
 //   gl_import: the source is a DMA-BUF (a memfd where this machine allocates none), imported
 //              through EGL_EXT_image_dma_buf_import and sampled in place; destination a Pbo.
 //   gl_upload: the same frame in host memory, uploaded each call; destination a Pbo.
-//   gl_fddst:  source a Pbo, destination a DMA-BUF (or memfd) the result is read back into.
+//   gl_fddst:  source a Pbo, destination a DMA-BUF (or memfd): rendered into in place where the
+//              driver imports it as a render target (Mesa 25), else the result is read back.
 // gl_upload / gl_import is what the import saves; gl_fddst / gl_pbo what writing into fd
 // memory costs against a Pbo. Run it on Mesa 25 (the build tree's mesa25/env) for the import.
 // On llvmpipe (Mesa's software rasteriser, how CI runs it) GL is slower than the CPU backend:
@@ -69,6 +70,9 @@ MemoryKind fd_memory() {
   return is_available(MemoryKind::DmaBuf) ? MemoryKind::DmaBuf : MemoryKind::Shm;
 }
 
+// Whether gl_fddst rendered into its destination in place (stats().dma_buf_renders).
+bool g_rendered_into_fd = false;
+
 // `where`: "pbo" (GL, Pbo images), "host" (GL, Mem images), "import" / "upload" / "fddst" (see
 // the top) or "cpu".
 void job(benchmark::State& state, const char* where, bool planar, unsigned threads) {
@@ -105,6 +109,7 @@ void job(benchmark::State& state, const char* where, bool planar, unsigned threa
   if (w == "import" && stats.dma_buf_imports == 0) {
     state.SkipWithError(("not imported: " + stats.dma_buf_import_note).c_str());
   }
+  if (w == "fddst") g_rendered_into_fd = stats.dma_buf_renders > 0;
 }
 
 void register_all() {
@@ -152,8 +157,8 @@ void summary(const memhal::bench::RatioReporter& r) {
   const char* fd = is_available(MemoryKind::DmaBuf) ? "DMA-BUF" : "memfd";
   std::printf("\nf32_planar, source: %s imported %.2fms, host memory uploaded %.2fms: upload/import %.2fx\n", fd,
               imported * 1e3, uploaded * 1e3, imported > 0 ? uploaded / imported : 0.0);
-  std::printf("f32_planar, destination: Pbo %.2fms, %s read back into %.2fms: fd/Pbo %.2fx\n", pbo * 1e3, fd,
-              fd_dst * 1e3, pbo > 0 ? fd_dst / pbo : 0.0);
+  std::printf("f32_planar, destination: Pbo %.2fms, %s %s %.2fms: fd/Pbo %.2fx\n", pbo * 1e3, fd,
+              g_rendered_into_fd ? "rendered into" : "read back into", fd_dst * 1e3, pbo > 0 ? fd_dst / pbo : 0.0);
 }
 
 }  // namespace

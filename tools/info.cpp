@@ -27,8 +27,8 @@ void print_image_backends() {
             << (gl->dma_buf_import_works ? "yes (imported and sampled in place)"
                                          : "no (" + gl->dma_buf_import_why + "): DmaBuf frames are uploaded")
             << "\n       render to dma-buf: "
-            << (gl->dma_buf_render_works ? "yes (drawn into an imported buffer)"
-                                         : "no (" + gl->dma_buf_render_why + ")")
+            << (gl->dma_buf_render_works ? "yes (DmaBuf destinations are rendered into in place)"
+                                         : "no (" + gl->dma_buf_render_why + "): DmaBuf destinations are read back")
             << "\n       extensions:";
   for (const std::string& extension : gl->extensions) std::cout << " " << extension;
   std::cout << "\n";
