@@ -240,7 +240,10 @@ bool GlBackend::render_targets(const Tensor& dst, ImageRef& target, const Conver
       return false;
     }
     planes[i] = {buffers[p.buffer], p.offset, p.row, direct[i].row_bytes, direct[i].rows};
-    if (planes[i].storage == nullptr || planes[i].storage->fd() < 0) return false;
+    if (planes[i].storage == nullptr || planes[i].storage->fd() < 0) {
+      render_note_ = cat(to_string(kind), " destination '", dst.name(), "' is read back: plane ", i, " has no fd");
+      return false;
+    }
   }
   auto framebuffers = context_->run([&]() -> Result<std::array<GLuint, kMaxPlanes>> {
     std::array<GLuint, kMaxPlanes> out{};
