@@ -6,9 +6,9 @@
 /// The CPU backend converts each source line once, resamples it, and writes the destination
 /// row by row on a thread pool, with SIMD kernels chosen at run time (Highway dynamic
 /// dispatch), so one binary runs at full width on every x86 and ARM CPU it meets. 8-bit outputs
-/// (u8, i8) under nearest or bilinear sampling are decoded and resampled in 16-bit fixed point
-/// (value x 64), never through float; the results stay within the same +-1 of the semantics
-/// below.
+/// (u8, i8) under nearest, bilinear or area sampling (area: box sums of the decoded lines) are
+/// decoded and resampled in 16-bit fixed point (value x 64), never through float, except under
+/// 90 and 270 degree rotations; the results stay within the same +-1 of the semantics below.
 ///
 /// The GL backend opens a headless EGL display (no window system) and an OpenGL ES 3 context
 /// that is current on one thread the processor owns; every GL call runs there. So the rule is
