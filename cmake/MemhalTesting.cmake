@@ -36,7 +36,7 @@ set(MEMHAL_DMAHEAP_VM "${PROJECT_SOURCE_DIR}/../shared/tools/run-in-dmaheap-vm"
     CACHE FILEPATH "run-in-dmaheap-vm: boots a kernel with DMA heaps under qemu and runs a program in it")
 
 set(MEMHAL_DMAHEAP_VM_CROSS_REASON
-    "the DMA-heap VM (run-in-dmaheap-vm) boots an x86-64 kernel; a ${CMAKE_SYSTEM_PROCESSOR} build's DmaBuf tests need a ${CMAKE_SYSTEM_PROCESSOR} board (see the README, cross-building for a board)")
+    "the DMA-heap VM (run-in-dmaheap-vm) boots an x86-64 kernel, which cannot run ${CMAKE_SYSTEM_PROCESSOR} programs: run these on a board (README: cross-building for a board)")
 
 # memhal_add_skipped_test(NAME REASON [LABELS l...]): a test that cannot run in this build (a
 # cross build lacking a peer library, hardware or a VM of its architecture), registered anyway

@@ -6,6 +6,8 @@
 # parser (scripts/fuzz.sh; longer runs: scripts/fuzz.sh SECONDS). The first run includes the
 # CTest label dmaheap: DmaBuf tests inside a real kernel with DMA heaps, udmabuf, vivid and
 # vgem, booted under qemu by ../shared/tools/run-in-dmaheap-vm (skipped where it is missing).
+# Last, scripts/cross-test.sh aarch64: a cross build for ARM boards whose tests run under
+# qemu-user, the image kernels once per emulated CPU (NEON, SVE, SVE2, SVE2_128, SVE_256).
 # Usage: scripts/test.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -42,6 +44,9 @@ TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
 
 section "fuzzing (libFuzzer, 60 s a target)"
 scripts/fuzz.sh 60 || status=1
+
+section "aarch64: cross build, tests under qemu-user (scripts/cross-test.sh)"
+scripts/cross-test.sh aarch64 || status=1
 
 section "result"
 [ $status -eq 0 ] && echo "all test runs passed" || echo "some test runs FAILED"
