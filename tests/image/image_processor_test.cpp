@@ -273,7 +273,11 @@ TEST(ImageProcessor, EveryCompiledInstructionSetMatchesTheReference) {
     ~Restore() { hwy::SetSupportedTargetsForTest(0); }
   } restore;
   std::mt19937 rng(23);
-  for (int64_t target : hwy::SupportedAndGeneratedTargets()) {
+  const std::vector<int64_t> targets = hwy::SupportedAndGeneratedTargets();
+  // A CPU whose features Highway's targets all want more of (NEON without AES) leaves no target
+  // to force: the dispatcher's fallback is covered by SimdTarget.*, say so rather than pass.
+  if (targets.empty()) GTEST_SKIP() << "no compiled Highway target is supported by this CPU";
+  for (int64_t target : targets) {
     hwy::SetSupportedTargetsForTest(target);
     auto proc = processor(1);
     for (const Job& job : jobs) {
