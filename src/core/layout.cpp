@@ -113,7 +113,9 @@ Result<Layout> Layout::strided(std::span<const int64_t> shape, std::span<const i
   }
   if (!layout.empty() && low < 0) {
     return detail::fail(ErrorCode::InvalidArgument, "strides ", shape_string(strides), " over shape ",
-                        shape_string(shape), " at offset ", offset, " reach ", -low, " bytes before the buffer");
+                        shape_string(shape), " at offset ", offset, " reach ",
+                        uint64_t{0} - static_cast<uint64_t>(low),  // low may be INT64_MIN
+                        " bytes before the buffer");
   }
   int64_t end = 0;
   if (add_overflows(high, static_cast<int64_t>(size_of(dtype)), &end)) {

@@ -69,6 +69,12 @@ TEST(Layout, StridedRejectsExtentsBeforeTheBuffer) {
   EXPECT_ERROR(ErrorCode::InvalidArgument, Layout::strided(std::vector<int64_t>{2, 3}, huge_strides, 0, DType::U8));
   const std::vector<int64_t> down{-(INT64_MAX / 2)};
   EXPECT_ERROR(ErrorCode::InvalidArgument, Layout::strided(std::vector<int64_t>{4}, down, 0, DType::U8));
+  // Reaching exactly INT64_MIN before the buffer is reported without negating it (found by descriptor_fuzz).
+  const std::vector<int64_t> lowest{INT64_MIN};
+  const auto at_lowest = Layout::strided(std::vector<int64_t>{2}, lowest, 0, DType::U8);
+  ASSERT_FALSE(at_lowest.has_value());
+  EXPECT_NE(at_lowest.error().to_string().find("9223372036854775808 bytes before the buffer"), std::string::npos)
+      << at_lowest.error().to_string();
 }
 
 TEST(Layout, SliceFlipTransposeComposeStrides) {
