@@ -3,7 +3,7 @@
 # way round; the enum members are checked against the vocabulary tables.
 import enum
 from collections.abc import Iterator, Sequence
-from typing import Any, Literal, overload
+from typing import Any, Literal, SupportsIndex, overload
 
 import numpy as np
 import numpy.typing as npt
@@ -14,7 +14,8 @@ __all__: list[str]
 # What vocabulary arguments take: a member, its wire string or an alias (any case), its code.
 _Spelling = str | int
 _Seconds = float | int | None
-_Shape = int | Sequence[int]
+# A shape: an int, or a sequence of ints or integer-like objects (`__index__`, as numpy integers).
+_Shape = int | Sequence[SupportsIndex]
 _DTypeLike = DType | str | int | type[Any] | np.dtype[Any]
 
 class _Vocabulary(str, enum.Enum):

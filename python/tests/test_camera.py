@@ -1,5 +1,7 @@
 """memhal.V4l2Camera and memhal.list_cameras: errors everywhere; frames from a real camera
 (vivid, or any V4L2 capture device) where one exists, skipped with the reason elsewhere."""
+from __future__ import annotations
+
 import os
 
 import numpy as np
@@ -8,12 +10,12 @@ import pytest
 import memhal
 
 
-def test_a_missing_device_is_unavailable_and_names_it():
+def test_a_missing_device_is_unavailable_and_names_it() -> None:
     with pytest.raises(memhal.UnavailableError, match="/dev/video-memhal-none"):
         memhal.V4l2Camera("/dev/video-memhal-none")
 
 
-def test_something_that_is_not_a_camera_is_refused():
+def test_something_that_is_not_a_camera_is_refused() -> None:
     with pytest.raises(memhal.InvalidArgumentError, match="not a V4L2 device"):
         memhal.V4l2Camera("/dev/null")
 
@@ -24,12 +26,12 @@ def test_something_that_is_not_a_camera_is_refused():
      ({"fourcc": "NV1"}, "fourcc: expected four characters"),
      ({"format": "nv13"}, "format: unknown PixelFormat 'nv13'")],
 )
-def test_bad_options_are_refused_before_the_device_is_touched(kwargs, message):
+def test_bad_options_are_refused_before_the_device_is_touched(kwargs: dict[str, str], message: str) -> None:
     with pytest.raises(memhal.InvalidArgumentError, match=message):
-        memhal.V4l2Camera("/dev/null", **kwargs)
+        memhal.V4l2Camera("/dev/null", **kwargs)  # type: ignore[arg-type]
 
 
-def test_list_cameras_describes_every_capture_device():
+def test_list_cameras_describes_every_capture_device() -> None:
     cameras = memhal.list_cameras()
     assert isinstance(cameras, list)
     for camera in cameras:
@@ -41,16 +43,17 @@ def test_list_cameras_describes_every_capture_device():
                 assert width > 0 and height > 0 and all(r > 0 for r in rates)
 
 
-def a_camera():
+def a_camera() -> str:
     cameras = [c for c in memhal.list_cameras() if any(f["format"] is not None for f in c["formats"])]
     if not cameras:
         if os.environ.get("MEMHAL_TEST_REQUIRE_CAMERA"):
             pytest.fail("no V4L2 capture device memhal can read")
         pytest.skip("no V4L2 capture device here (the C++ and C camera tests run in the DMA-heap VM with vivid)")
-    return cameras[0]["path"]
+    path: str = cameras[0]["path"]
+    return path
 
 
-def test_frames_are_the_drivers_buffers_and_export_to_numpy():
+def test_frames_are_the_drivers_buffers_and_export_to_numpy() -> None:
     camera = memhal.V4l2Camera(a_camera(), buffers=4, io="mmap")
     assert camera.io == "mmap" and camera.buffers >= 2
     frames = []

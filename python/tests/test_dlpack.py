@@ -1,4 +1,6 @@
 """DLPack both ways: Tensor.__dlpack__ (legacy and versioned 1.0 capsules) and memhal.from_dlpack."""
+from __future__ import annotations
+
 import gc
 
 import numpy as np
@@ -7,7 +9,7 @@ import pytest
 import memhal
 
 
-def filled(shape, dtype="f32", memory="mem"):
+def filled(shape: tuple[int, ...], dtype: str = "f32", memory: str = "mem") -> memhal.Tensor:
     t = memhal.Tensor(shape, dtype, memory=memory)
     with t.map("write") as m:
         a = np.asarray(m)
@@ -15,7 +17,7 @@ def filled(shape, dtype="f32", memory="mem"):
     return t
 
 
-def test_numpy_from_dlpack_shares_memory_with_the_tensor():
+def test_numpy_from_dlpack_shares_memory_with_the_tensor() -> None:
     t = filled((3, 4))
     a = np.from_dlpack(t)  # numpy 1.24 asks for no max_version: the legacy capsule
     np.testing.assert_array_equal(a, np.arange(12).reshape(3, 4))
@@ -24,18 +26,18 @@ def test_numpy_from_dlpack_shares_memory_with_the_tensor():
     assert a[1, 2] == -5.0
 
 
-def test_dlpack_device_is_the_cpu_for_host_memory():
+def test_dlpack_device_is_the_cpu_for_host_memory() -> None:
     assert memhal.Tensor((2,), "u8").__dlpack_device__() == (1, 0)
 
 
-def test_no_max_version_gives_the_legacy_capsule_and_1_0_the_versioned_one():
+def test_no_max_version_gives_the_legacy_capsule_and_1_0_the_versioned_one() -> None:
     t = memhal.Tensor((2,), "u8")
     assert '"dltensor"' in repr(t.__dlpack__())
     assert '"dltensor_versioned"' in repr(t.__dlpack__(max_version=(1, 0)))
     assert '"dltensor"' in repr(t.__dlpack__(max_version=(0, 8)))
 
 
-def test_a_versioned_capsule_round_trips_into_memhal_without_a_copy():
+def test_a_versioned_capsule_round_trips_into_memhal_without_a_copy() -> None:
     t = filled((2, 5), "i16")
     u = memhal.from_dlpack(t)  # asks for max_version (1, 0)
     assert u.shape == (2, 5) and u.dtype == memhal.DType.I16
@@ -45,7 +47,7 @@ def test_a_versioned_capsule_round_trips_into_memhal_without_a_copy():
         assert np.asarray(m)[0, 0] == 1234
 
 
-def test_strided_views_export_with_their_strides():
+def test_strided_views_export_with_their_strides() -> None:
     t = filled((4, 6))
     a = np.from_dlpack(t.transpose(0, 1).slice(0, 1, 5))
     np.testing.assert_array_equal(a, np.arange(24).reshape(4, 6).T[1:5])
@@ -54,7 +56,7 @@ def test_strided_views_export_with_their_strides():
     assert a[0, 0] == -1.0  # shared, not copied
 
 
-def test_negative_strides_travel_only_in_the_versioned_capsule():
+def test_negative_strides_travel_only_in_the_versioned_capsule() -> None:
     t = filled((4, 6))
     flipped = t.flip(1).slice(0, 1, 3)
     # numpy 1.24 and torch 1.13 ask for the legacy capsule: refused with advice, not handed over.
@@ -79,13 +81,13 @@ def test_negative_strides_travel_only_in_the_versioned_capsule():
         np.testing.assert_array_equal(np.asarray(m), expected)
 
 
-def _torch_missing():
+def _torch_missing() -> bool:
     import importlib.util
     return importlib.util.find_spec("torch") is None
 
 
 @pytest.mark.skipif(_torch_missing(), reason="torch is not installed (Debian: apt-get install python3-torch)")
-def test_torch_from_dlpack_of_a_flipped_tensor_raises_instead_of_aborting():
+def test_torch_from_dlpack_of_a_flipped_tensor_raises_instead_of_aborting() -> None:
     # In a child interpreter: torch 1.13 aborts (SIGABRT) on a legacy capsule with negative
     # strides, which would kill pytest itself rather than fail this test.
     import subprocess
@@ -117,7 +119,7 @@ print("done")
     assert run.stdout.rstrip().endswith("done"), run.stdout
 
 
-def test_memhal_from_dlpack_wraps_a_numpy_array_and_keeps_it_alive():
+def test_memhal_from_dlpack_wraps_a_numpy_array_and_keeps_it_alive() -> None:
     a = np.arange(10, dtype=np.float64)
     t = memhal.from_dlpack(a)  # numpy 1.24 takes no max_version: legacy fallback
     with t.map("write") as m:
@@ -131,7 +133,7 @@ def test_memhal_from_dlpack_wraps_a_numpy_array_and_keeps_it_alive():
     assert values[3] == 42.0 and values[4] == -1.0 and values[9] == 9.0
 
 
-def test_read_only_memory_travels_with_the_read_only_flag_in_a_versioned_capsule():
+def test_read_only_memory_travels_with_the_read_only_flag_in_a_versioned_capsule() -> None:
     source = np.arange(6, dtype=np.uint8)
     source.flags.writeable = False
     ro = memhal.Tensor.from_numpy(source)
@@ -142,7 +144,7 @@ def test_read_only_memory_travels_with_the_read_only_flag_in_a_versioned_capsule
         assert np.shares_memory(np.asarray(m), source)
 
 
-def test_read_only_memory_is_copied_for_a_legacy_consumer_and_refused_with_copy_false():
+def test_read_only_memory_is_copied_for_a_legacy_consumer_and_refused_with_copy_false() -> None:
     source = np.arange(6, dtype=np.uint8)
     source.flags.writeable = False
     ro = memhal.Tensor.from_numpy(source)
@@ -153,7 +155,7 @@ def test_read_only_memory_is_copied_for_a_legacy_consumer_and_refused_with_copy_
         ro.__dlpack__(copy=False)
 
 
-def test_copy_true_exports_a_copy_and_says_so():
+def test_copy_true_exports_a_copy_and_says_so() -> None:
     t = filled((4,))
     a = np.from_dlpack(memhal.from_dlpack(t.__dlpack__(max_version=(1, 0), copy=True)))
     with t.map("write") as m:
@@ -161,7 +163,7 @@ def test_copy_true_exports_a_copy_and_says_so():
     assert a[0] == 0.0
 
 
-def test_other_devices_and_streams_are_buffer_errors():
+def test_other_devices_and_streams_are_buffer_errors() -> None:
     t = memhal.Tensor((2,), "u8")
     with pytest.raises(BufferError):
         t.__dlpack__(dl_device=(2, 0))
@@ -170,12 +172,12 @@ def test_other_devices_and_streams_are_buffer_errors():
     t.__dlpack__(dl_device=(1, 0))
 
 
-def test_multi_plane_images_cannot_be_one_dlpack_tensor():
+def test_multi_plane_images_cannot_be_one_dlpack_tensor() -> None:
     with pytest.raises(BufferError, match="planes"):
         memhal.Tensor.image(8, 8, "nv12", memory="mem").__dlpack__()
 
 
-def test_an_unconsumed_capsule_frees_its_map_and_a_consumed_one_cannot_be_reused():
+def test_an_unconsumed_capsule_frees_its_map_and_a_consumed_one_cannot_be_reused() -> None:
     t = memhal.Tensor((3,), "u8")
     capsule = t.__dlpack__()
     u = memhal.from_dlpack(capsule)
@@ -190,12 +192,12 @@ def test_an_unconsumed_capsule_frees_its_map_and_a_consumed_one_cannot_be_reused
     gc.collect()
 
 
-def test_a_dtype_memhal_does_not_have_is_rejected():
+def test_a_dtype_memhal_does_not_have_is_rejected() -> None:
     with pytest.raises(memhal.InvalidArgumentError, match="dtype"):
         memhal.from_dlpack(np.zeros(3, dtype=np.complex64))
 
 
-def test_from_dlpack_takes_the_array_api_keywords():
+def test_from_dlpack_takes_the_array_api_keywords() -> None:
     a = np.arange(4, dtype=np.int32)
     copied = memhal.from_dlpack(a, copy=True, device="cpu")
     a[:] = 0
@@ -209,12 +211,14 @@ def test_from_dlpack_takes_the_array_api_keywords():
         memhal.from_dlpack(a, device=(2, 0))
 
 
-def test_malformed_dlpack_keywords_are_invalid_arguments_naming_them():
+def test_malformed_dlpack_keywords_are_invalid_arguments_naming_them() -> None:
     t = memhal.Tensor((2,), "u8")
-    for kwargs, says in (({"max_version": "1.0"}, "max_version"), ({"max_version": (1.5, 0)}, "max_version"),
-                         ({"dl_device": ("cpu", 0)}, "dl_device"), ({"dl_device": 1}, "dl_device")):
+    cases: list[tuple[dict[str, object], str]] = [
+        ({"max_version": "1.0"}, "max_version"), ({"max_version": (1.5, 0)}, "max_version"),
+        ({"dl_device": ("cpu", 0)}, "dl_device"), ({"dl_device": 1}, "dl_device")]
+    for kwargs, says in cases:
         with pytest.raises(memhal.InvalidArgumentError, match=says):
-            t.__dlpack__(**kwargs)
+            t.__dlpack__(**kwargs)  # type: ignore[arg-type]
     with pytest.raises(memhal.InvalidArgumentError, match="device"):
         memhal.from_dlpack(np.zeros(3), device=("x", 0))
     t.__dlpack__(stream=-1)  # the array API's "no stream" for the CPU

@@ -1,9 +1,14 @@
 """Foreign host images in place: Tensor.image_from_buffer and Tensor.from_numpy(format=)."""
+from __future__ import annotations
+
 import gc
 import sys
 import weakref
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 import pytest
 
 import memhal
@@ -11,19 +16,19 @@ import memhal
 W, H = 64, 32
 
 
-def nv12_rows(seed=1):
+def nv12_rows(seed: int = 1) -> npt.NDArray[np.uint8]:
     """An NV12 image as OpenCV holds it: one uint8 array of shape (h * 3 / 2, w)."""
     return np.random.default_rng(seed).integers(0, 256, size=(H * 3 // 2, W), dtype=np.uint8)
 
 
-def rgb_of(src):
+def rgb_of(src: memhal.Tensor) -> npt.NDArray[Any]:
     dst = memhal.Tensor.image(W, H, "rgb", memory="mem")
     memhal.ImageProcessor(threads=1, backend="cpu").convert(src, dst)
     with dst.map("read") as m:
         return np.asarray(m).copy()
 
 
-def test_an_nv12_array_is_an_image_in_place_both_ways():
+def test_an_nv12_array_is_an_image_in_place_both_ways() -> None:
     rows = nv12_rows()
     t = memhal.Tensor.from_numpy(rows, format="nv12")
     assert t.pixel_format == memhal.PixelFormat.NV12 and t.shape == (H, W)
@@ -35,7 +40,7 @@ def test_an_nv12_array_is_an_image_in_place_both_ways():
     assert rows[2, 7] == 99
 
 
-def test_convert_reads_a_wrapped_nv12_image_like_an_allocated_copy():
+def test_convert_reads_a_wrapped_nv12_image_like_an_allocated_copy() -> None:
     rows = nv12_rows(7)
     wrapped = memhal.Tensor.from_numpy(rows, format="nv12")
     allocated = memhal.Tensor.image(W, H, "nv12", memory="mem")
@@ -49,7 +54,7 @@ def test_convert_reads_a_wrapped_nv12_image_like_an_allocated_copy():
     np.testing.assert_array_equal(rgb_of(bytes_image), expected)
 
 
-def test_image_shaped_arrays_take_their_numpy_conventions():
+def test_image_shaped_arrays_take_their_numpy_conventions() -> None:
     hwc = np.zeros((H, W, 3), dtype=np.uint8)
     assert memhal.Tensor.from_numpy(hwc, format="bgr").pixel_format == memhal.PixelFormat.BGR
     chw = np.zeros((3, H, W), dtype=np.float32)
@@ -68,7 +73,7 @@ def test_image_shaped_arrays_take_their_numpy_conventions():
         memhal.Tensor.from_numpy(hwc, format="rgb"))
 
 
-def test_image_from_buffer_takes_per_plane_pitches_and_offsets():
+def test_image_from_buffer_takes_per_plane_pitches_and_offsets() -> None:
     pitch, chroma = 80, 80 * H + 96
     buffer = bytearray(chroma + pitch * H // 2)
     t = memhal.Tensor.image_from_buffer(buffer, W, H, memhal.PixelFormat.NV12, strides=[pitch, pitch],
@@ -83,7 +88,7 @@ def test_image_from_buffer_takes_per_plane_pitches_and_offsets():
     assert yuyv.shape == (H, W, 2) and yuyv.pixel_format == memhal.PixelFormat.YUYV
 
 
-def test_a_read_only_bytes_object_gives_a_read_only_image():
+def test_a_read_only_bytes_object_gives_a_read_only_image() -> None:
     data = bytes(range(256)) * (W * H * 3 // 2 // 256)
     t = memhal.Tensor.image_from_buffer(data, W, H, "nv12")
     with pytest.raises(memhal.PermissionDeniedError, match="read-only"):
@@ -92,7 +97,7 @@ def test_a_read_only_bytes_object_gives_a_read_only_image():
         assert np.asarray(m.plane(0))[0, 5] == 5
 
 
-def test_the_exporter_lives_until_the_last_tensor_map_and_frame_and_no_longer():
+def test_the_exporter_lives_until_the_last_tensor_map_and_frame_and_no_longer() -> None:
     data = bytes(W * H * 3 // 2)
     baseline = sys.getrefcount(data)
     t = memhal.Tensor.image_from_buffer(data, W, H, "nv12")
@@ -113,7 +118,7 @@ def test_the_exporter_lives_until_the_last_tensor_map_and_frame_and_no_longer():
     assert sys.getrefcount(data) == baseline
 
 
-def test_an_array_is_released_by_gc_after_its_last_image():
+def test_an_array_is_released_by_gc_after_its_last_image() -> None:
     rows = nv12_rows()
     watch = weakref.ref(rows)
     t = memhal.Tensor.from_numpy(rows, format="nv12")
@@ -126,15 +131,15 @@ def test_an_array_is_released_by_gc_after_its_last_image():
     assert watch() is None
 
 
-def test_a_dlpack_exporter_is_a_buffer_too():
+def test_a_dlpack_exporter_is_a_buffer_too() -> None:
     class Exporter:
-        def __init__(self, array):
+        def __init__(self, array: npt.NDArray[np.uint8]) -> None:
             self.array = array
 
-        def __dlpack__(self, **kwargs):
+        def __dlpack__(self, **kwargs: Any) -> Any:
             return self.array.__dlpack__(**kwargs)
 
-        def __dlpack_device__(self):
+        def __dlpack_device__(self) -> tuple[int, int]:
             return self.array.__dlpack_device__()
 
     rows = nv12_rows(3)
@@ -163,12 +168,12 @@ def test_a_dlpack_exporter_is_a_buffer_too():
     (lambda: memhal.Tensor.from_numpy(np.zeros((H, W, 4), np.uint8), format="rgb"),
      memhal.InvalidArgumentError, "is not a rgb image"),
 ])
-def test_bad_inputs_are_clear_errors(call, error, says):
+def test_bad_inputs_are_clear_errors(call: Callable[[], object], error: type[Exception], says: str) -> None:
     with pytest.raises(error, match=says):
         call()
 
 
-def test_a_refused_array_is_not_kept():
+def test_a_refused_array_is_not_kept() -> None:
     array = np.zeros((H, W, 4), np.uint8)
     watch = weakref.ref(array)
     with pytest.raises(memhal.InvalidArgumentError):

@@ -1,18 +1,20 @@
 """memhal.Frame and memhal.Tee: frames over tensors, fan-out and frames over a Channel."""
+from __future__ import annotations
+
 import numpy as np
 import pytest
 
 import memhal
 
 
-def counted(n, memory="mem"):
+def counted(n: int, memory: str = "mem") -> memhal.Tensor:
     t = memhal.Tensor((n,), "u8", memory=memory)
     with t.map("write") as m:
         np.asarray(m)[:] = np.arange(n, dtype=np.uint8)
     return t
 
 
-def test_a_frame_over_a_tensor_keeps_its_bytes_timing_and_sequence():
+def test_a_frame_over_a_tensor_keeps_its_bytes_timing_and_sequence() -> None:
     frame = memhal.Frame.from_tensor(counted(8), sequence=7, pts=1000, duration=33)
     assert frame.domain == memhal.MemoryDomainKind.SYSTEM
     assert (frame.sequence, frame.pts, frame.duration) == (7, 1000, 33)
@@ -20,7 +22,7 @@ def test_a_frame_over_a_tensor_keeps_its_bytes_timing_and_sequence():
         assert np.asarray(m).tolist() == list(range(8))
 
 
-def test_a_strided_tensor_becomes_a_system_view_frame():
+def test_a_strided_tensor_becomes_a_system_view_frame() -> None:
     t = counted(12).reshape((3, 4)).flip(1)
     frame = memhal.Frame.from_tensor(t)
     assert frame.domain == memhal.MemoryDomainKind.SYSTEM_VIEW
@@ -28,7 +30,7 @@ def test_a_strided_tensor_becomes_a_system_view_frame():
         np.testing.assert_array_equal(np.asarray(m), np.arange(12).reshape(3, 4)[:, ::-1])
 
 
-def test_a_tee_hands_every_branch_the_same_bytes():
+def test_a_tee_hands_every_branch_the_same_bytes() -> None:
     source = counted(16)
     frame = memhal.Frame.from_tensor(source, sequence=3)
     branches = memhal.Tee(3).push(frame)
@@ -43,13 +45,13 @@ def test_a_tee_hands_every_branch_the_same_bytes():
         memhal.Tee(0)
 
 
-def test_a_tee_with_more_branches_than_memory_raises_out_of_memory():
+def test_a_tee_with_more_branches_than_memory_raises_out_of_memory() -> None:
     frame = memhal.Frame.from_tensor(counted(16))
     with pytest.raises(memhal.OutOfMemoryError, match=str(1 << 62)):
         memhal.Tee(1 << 62).push(frame)
 
 
-def test_a_frame_crosses_a_channel_with_its_timing():
+def test_a_frame_crosses_a_channel_with_its_timing() -> None:
     kind = next((k for k in ("shm", "dmabuf") if memhal.is_available(k)), None)
     if kind is None:
         pytest.skip("neither shm nor dmabuf can be allocated here")
@@ -63,7 +65,7 @@ def test_a_frame_crosses_a_channel_with_its_timing():
 
 @pytest.mark.parametrize("fmt", ["nv12", "yuyv", "i420"])
 @pytest.mark.parametrize("memory", ["mem", "shm"])
-def test_a_frame_of_an_image_gives_the_same_image_back(fmt, memory):
+def test_a_frame_of_an_image_gives_the_same_image_back(fmt: str, memory: str) -> None:
     if not memhal.is_available(memory):
         pytest.skip(f"{memory} cannot be allocated here")
     image = memhal.Tensor.image(64, 32, fmt, memory=memory)

@@ -1,5 +1,8 @@
 """`cmake --install --component python` gives a module that imports on its own (no build tree)."""
+from __future__ import annotations
+
 import os
+import pathlib
 import subprocess
 import sys
 
@@ -8,7 +11,7 @@ import pytest
 import memhal
 
 
-def test_the_installed_module_imports_from_a_scratch_prefix(tmp_path):
+def test_the_installed_module_imports_from_a_scratch_prefix(tmp_path: pathlib.Path) -> None:
     build = os.environ.get("MEMHAL_BUILD_DIR")
     if not build:
         pytest.skip("MEMHAL_BUILD_DIR unset: run through CTest to know the build tree")
@@ -24,7 +27,7 @@ def test_the_installed_module_imports_from_a_scratch_prefix(tmp_path):
     assert out[1] == "2"
 
 
-def test_the_version_is_one_on_every_surface(memhal_cli):
+def test_the_version_is_one_on_every_surface(memhal_cli: str) -> None:
     import re
     from conftest import REPO
     project = re.search(r"project\(memhal VERSION (\d+\.\d+\.\d+)", (REPO / "CMakeLists.txt").read_text())

@@ -7,7 +7,7 @@ import pytest
 import memhal
 
 
-def test_from_numpy_shares_memory_both_ways():
+def test_from_numpy_shares_memory_both_ways() -> None:
     a = np.zeros((3, 4), dtype=np.float32)
     t = memhal.Tensor.from_numpy(a)
     assert t.shape == (3, 4) and t.dtype == memhal.DType.F32 and t.memory == memhal.MemoryKind.MEM
@@ -19,7 +19,7 @@ def test_from_numpy_shares_memory_both_ways():
         assert np.asarray(m)[0, 0] == -1.0
 
 
-def test_negative_and_gapped_strides_are_kept():
+def test_negative_and_gapped_strides_are_kept() -> None:
     base = np.arange(40, dtype=np.int64).reshape(5, 8)
     view = base[::2, ::-3]
     t = memhal.Tensor.from_numpy(view)
@@ -30,7 +30,7 @@ def test_negative_and_gapped_strides_are_kept():
         np.testing.assert_array_equal(np.asarray(m), view)
 
 
-def test_the_array_lives_as_long_as_a_tensor_over_it():
+def test_the_array_lives_as_long_as_a_tensor_over_it() -> None:
     t = memhal.Tensor.from_numpy(np.full(1000, 3, dtype=np.uint16))
     gc.collect()
     view = t.slice(0, 10, 20)
@@ -40,7 +40,7 @@ def test_the_array_lives_as_long_as_a_tensor_over_it():
         assert np.asarray(m).tolist() == [3] * 10
 
 
-def test_a_read_only_array_gives_a_tensor_that_refuses_write_maps():
+def test_a_read_only_array_gives_a_tensor_that_refuses_write_maps() -> None:
     a = np.ones(4, dtype=np.uint8)
     a.flags.writeable = False
     t = memhal.Tensor.from_numpy(a)
@@ -50,7 +50,7 @@ def test_a_read_only_array_gives_a_tensor_that_refuses_write_maps():
     assert "read-only" in info.value.message
 
 
-def test_copy_true_makes_independent_memory_of_the_asked_kind():
+def test_copy_true_makes_independent_memory_of_the_asked_kind() -> None:
     a = np.arange(8, dtype=np.uint8)
     t = memhal.Tensor.from_numpy(a, copy=True, memory="mem")
     assert t.memory == memhal.MemoryKind.MEM
@@ -59,12 +59,12 @@ def test_copy_true_makes_independent_memory_of_the_asked_kind():
         assert np.asarray(m).tolist() == list(range(8))
 
 
-def test_wrapping_without_copy_into_another_kind_is_refused():
+def test_wrapping_without_copy_into_another_kind_is_refused() -> None:
     with pytest.raises(memhal.InvalidArgumentError, match="copy=True"):
         memhal.Tensor.from_numpy(np.zeros(4), memory="shm")
 
 
-def test_unsupported_formats_are_rejected():
+def test_unsupported_formats_are_rejected() -> None:
     with pytest.raises(memhal.InvalidArgumentError):
         memhal.Tensor.from_numpy(np.zeros(4, dtype=np.complex128))
     with pytest.raises(memhal.InvalidArgumentError):

@@ -1,6 +1,10 @@
 """ImageProcessor, Channel and recordings from Python; the blocking calls release the GIL."""
+from __future__ import annotations
+
+import pathlib
 import threading
 import time
+from typing import Any
 
 import numpy as np
 import pytest
@@ -8,7 +12,7 @@ import pytest
 import memhal
 
 
-def test_convert_rgb_to_a_planar_float_model_input():
+def test_convert_rgb_to_a_planar_float_model_input() -> None:
     src = memhal.Tensor.image(8, 4, "rgb", memory="mem")
     with src.map("write") as m:
         a = np.asarray(m)
@@ -23,7 +27,7 @@ def test_convert_rgb_to_a_planar_float_model_input():
     np.testing.assert_allclose(out[2], 0.2, atol=1e-6)
 
 
-def test_convert_applies_options_and_rejects_unknown_ones():
+def test_convert_applies_options_and_rejects_unknown_ones() -> None:
     src = memhal.Tensor.image(4, 4, "grey", memory="mem")
     with src.map("write") as m:
         np.asarray(m)[:, :2, 0] = 10
@@ -39,17 +43,18 @@ def test_convert_applies_options_and_rejects_unknown_ones():
         processor.convert(src, dst, flip="sideways")
 
 
-def test_convert_options_take_a_member_its_wire_string_an_alias_or_its_code():
+def test_convert_options_take_a_member_its_wire_string_an_alias_or_its_code() -> None:
     src = memhal.Tensor.image(4, 2, "grey", memory="mem")
     with src.map("write") as m:
         np.asarray(m)[..., 0] = np.arange(8, dtype=np.uint8).reshape(2, 4) * 30
     p = memhal.ImageProcessor(threads=1, backend="cpu")
 
-    def run(width=4, height=2, **options):
+    def run(width: int = 4, height: int = 2, **options: Any) -> list[list[int]]:
         dst = memhal.Tensor.image(width, height, "grey", memory="mem")
         p.convert(src, dst, **options)
         with dst.map("read") as m:
-            return np.asarray(m)[..., 0].tolist()
+            rows: list[list[int]] = np.asarray(m)[..., 0].tolist()
+            return rows
 
     mirrored = run(flip="horizontal")
     assert mirrored[0] == [90, 60, 30, 0]
@@ -81,21 +86,22 @@ def test_convert_options_take_a_member_its_wire_string_an_alias_or_its_code():
     ({"matrix": "bt2020"}, "matrix: unknown ColorMatrix 'bt2020'"),
     ({"range": "studio"}, "range: unknown ColorRange 'studio'"),
 ])
-def test_unknown_option_spellings_and_codes_are_refused_naming_the_option(options, says):
+def test_unknown_option_spellings_and_codes_are_refused_naming_the_option(options: dict[str, object],
+                                                                        says: str) -> None:
     src = memhal.Tensor.image(4, 4, "rgb", memory="mem")
     dst = memhal.Tensor.image(4, 4, "rgb", memory="mem")
     with pytest.raises(memhal.InvalidArgumentError, match=says):
         memhal.ImageProcessor(threads=1, backend="cpu").convert(src, dst, **options)
 
 
-def shareable_kind():
+def shareable_kind() -> str:
     for kind in ("shm", "dmabuf"):
         if memhal.is_available(kind):
             return kind
     pytest.skip("neither shm nor dmabuf can be allocated here")
 
 
-def test_a_tensor_sent_over_a_channel_arrives_as_the_same_memory():
+def test_a_tensor_sent_over_a_channel_arrives_as_the_same_memory() -> None:
     a, b = memhal.Channel.pair()
     t = memhal.Tensor((16,), "u8", memory=shareable_kind())
     a.send(t)
@@ -108,12 +114,12 @@ def test_a_tensor_sent_over_a_channel_arrives_as_the_same_memory():
 
 
 @pytest.mark.parametrize("registry", [True, False])
-def test_a_buffer_sent_again_is_a_small_message_with_the_registry(registry):
+def test_a_buffer_sent_again_is_a_small_message_with_the_registry(registry: bool) -> None:
     a, b = memhal.Channel.pair()
     a.buffer_registry = registry
     assert a.buffer_registry == registry
     t = memhal.Tensor((4096,), "u8", memory=shareable_kind())
-    sizes = []
+    sizes: list[int] = []
     for _ in range(3):
         before = a.bytes_sent
         a.send(t)
@@ -125,12 +131,12 @@ def test_a_buffer_sent_again_is_a_small_message_with_the_registry(registry):
     assert (sizes[2] < sizes[0]) == registry, sizes
 
 
-def test_receive_releases_the_gil_while_it_waits():
+def test_receive_releases_the_gil_while_it_waits() -> None:
     a, b = memhal.Channel.pair()
     t = memhal.Tensor((4,), "u8", memory=shareable_kind())
-    result = {}
+    result: dict[str, Any] = {}
 
-    def receiver():
+    def receiver() -> None:
         try:
             result["tensor"] = b.receive(timeout=10)
         except memhal.Error as e:  # a receive holding the GIL would time out here
@@ -145,7 +151,7 @@ def test_receive_releases_the_gil_while_it_waits():
     assert result["tensor"].shape == (4,)
 
 
-def test_a_receive_timeout_is_an_error_with_a_code():
+def test_a_receive_timeout_is_an_error_with_a_code() -> None:
     _, b = memhal.Channel.pair()
     with pytest.raises(memhal.Error) as info:
         b.receive(timeout=0.05)
@@ -155,7 +161,7 @@ def test_a_receive_timeout_is_an_error_with_a_code():
 @pytest.mark.parametrize(
     "timeout", [4294967.296, 1e300, float("inf"), 2**100, 10**400], ids=["2**32ms", "1e300", "inf", "2**100", "10**400"]
 )
-def test_long_and_infinite_timeouts_wait_for_the_tensor(timeout):
+def test_long_and_infinite_timeouts_wait_for_the_tensor(timeout: float) -> None:
     # 4294967.296 s is 2**32 ms, which wrapped to 0 (BusyError at once); the others overflowed.
     a, b = memhal.Channel.pair()
     t = memhal.Tensor((4,), "u8", memory=shareable_kind())
@@ -179,17 +185,17 @@ def test_long_and_infinite_timeouts_wait_for_the_tensor(timeout):
 @pytest.mark.parametrize(
     "timeout", [float("nan"), -1, -0.5, float("-inf"), -(10**400)], ids=["nan", "-1", "-0.5", "-inf", "-10**400"]
 )
-def test_nan_and_negative_timeouts_are_value_errors(timeout):
+def test_nan_and_negative_timeouts_are_value_errors(timeout: float) -> None:
     a, b = memhal.Channel.pair()
     with pytest.raises(memhal.InvalidArgumentError, match="timeout"):
         b.receive(timeout=timeout)
     with pytest.raises(ValueError):
         b.receive_frame(timeout=timeout)
     with pytest.raises(memhal.InvalidArgumentError):
-        b.receive(timeout="1")
+        b.receive(timeout="1")  # type: ignore[arg-type]
 
 
-def test_a_zero_timeout_does_not_wait():
+def test_a_zero_timeout_does_not_wait() -> None:
     _, b = memhal.Channel.pair()
     start = time.monotonic()
     with pytest.raises(memhal.BusyError):
@@ -197,7 +203,7 @@ def test_a_zero_timeout_does_not_wait():
     assert time.monotonic() - start < 1
 
 
-def test_recordings_replay_every_tensor_with_its_timestamp(tmp_path):
+def test_recordings_replay_every_tensor_with_its_timestamp(tmp_path: pathlib.Path) -> None:
     path = str(tmp_path / "run.mhr")
     recorder = memhal.Recorder(path)
     for i in range(3):
@@ -214,7 +220,7 @@ def test_recordings_replay_every_tensor_with_its_timestamp(tmp_path):
         assert np.asarray(m).tolist() == [[2.0] * 3] * 2
 
 
-def test_a_damaged_recording_is_reported_as_corrupt(tmp_path):
+def test_a_damaged_recording_is_reported_as_corrupt(tmp_path: pathlib.Path) -> None:
     path = tmp_path / "bad.mhr"
     recorder = memhal.Recorder(str(path))
     recorder.write(memhal.Tensor((64,), "u8", memory="mem"), timestamp_ns=1)
@@ -227,7 +233,7 @@ def test_a_damaged_recording_is_reported_as_corrupt(tmp_path):
     assert info.value.code == memhal.ErrorCode.CORRUPT
 
 
-def test_a_gl_processor_converts_pbo_images_and_counts_what_ran_where():
+def test_a_gl_processor_converts_pbo_images_and_counts_what_ran_where() -> None:
     try:
         gl = memhal.ImageProcessor(threads=1, backend="gl")
     except memhal.Error as e:
@@ -246,7 +252,7 @@ def test_a_gl_processor_converts_pbo_images_and_counts_what_ran_where():
     assert stats["gl_calls"] == 1 and stats["fallbacks"] == 0, stats
 
 
-def test_backend_choice_is_validated_and_a_cpu_processor_has_no_pbo_images():
+def test_backend_choice_is_validated_and_a_cpu_processor_has_no_pbo_images() -> None:
     with pytest.raises(memhal.InvalidArgumentError, match="vulkan"):
         memhal.ImageProcessor(backend="vulkan")
     cpu = memhal.ImageProcessor(threads=1, backend="cpu")
@@ -268,7 +274,8 @@ def test_backend_choice_is_validated_and_a_cpu_processor_has_no_pbo_images():
     ({"rotation": 1.5}, "rotation: expected an int, got float"),
     ({"rotation": 1 << 80}, "rotation.*int64 range"),
 ])
-def test_convert_options_of_the_wrong_type_or_range_are_invalid_arguments_naming_them(options, says):
+def test_convert_options_of_the_wrong_type_or_range_are_invalid_arguments_naming_them(options: dict[str, object],
+                                                                                    says: str) -> None:
     src = memhal.Tensor.image(16, 16, "rgb", memory="mem")
     dst = memhal.Tensor.image(8, 8, "rgb", memory="mem")
     p = memhal.ImageProcessor(threads=1, backend="cpu")
@@ -276,16 +283,17 @@ def test_convert_options_of_the_wrong_type_or_range_are_invalid_arguments_naming
         p.convert(src, dst, **options)
 
 
-def test_a_backend_is_an_image_backend_its_wire_string_or_its_code_and_nothing_else():
-    for spelling in (memhal.ImageBackend.CPU, "cpu", "CPU", 0):
+def test_a_backend_is_an_image_backend_its_wire_string_or_its_code_and_nothing_else() -> None:
+    backends: tuple[memhal.ImageBackend | str | int, ...] = (memhal.ImageBackend.CPU, "cpu", "CPU", 0)
+    for spelling in backends:
         assert memhal.ImageProcessor(threads=1, backend=spelling).backend == "cpu"
     with pytest.raises(memhal.InvalidArgumentError, match="backend: expected a ImageBackend"):
-        memhal.ImageProcessor(backend=1.5)
+        memhal.ImageProcessor(backend=1.5)  # type: ignore[arg-type]
     with pytest.raises(memhal.InvalidArgumentError, match="backend: unknown ImageBackend code 7"):
         memhal.ImageProcessor(backend=7)
 
 
-def test_convert_batch_fills_each_image_from_frames_of_different_sizes_and_formats():
+def test_convert_batch_fills_each_image_from_frames_of_different_sizes_and_formats() -> None:
     red = memhal.Tensor.image(8, 4, "rgb", memory="mem")
     with red.map("write") as m:
         a = np.asarray(m)

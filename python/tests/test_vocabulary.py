@@ -1,10 +1,15 @@
 """One vocabulary on every surface: the Python enums against the golden file and `memhal info --json`."""
+from __future__ import annotations
+
 import json
+import pathlib
 import subprocess
 
 import pytest
 
 import memhal
+
+GoldenRows = list[tuple[str, int, str, list[str]]]
 
 VOCABULARIES = ["MemoryKind", "DType", "PixelFormat", "Compression", "CpuAccess", "MemoryDomainKind", "Flip",
                 "Rotation", "ResizeMode", "Interpolation", "ColorMatrix", "ColorRange", "ImageBackend"]
@@ -14,7 +19,7 @@ CLI_OPTIONS = {"Flip": "--flip", "Rotation": "--rotate", "ResizeMode": "--resize
                "ColorMatrix": "--matrix", "ColorRange": "--range", "ImageBackend": "--backend"}
 
 
-def test_every_golden_row_is_an_enum_member_with_that_code_and_wire_string(golden_rows):
+def test_every_golden_row_is_an_enum_member_with_that_code_and_wire_string(golden_rows: GoldenRows) -> None:
     for vocabulary, code, wire, aliases in golden_rows:
         enum = getattr(memhal, vocabulary)
         member = getattr(enum, wire.upper())
@@ -28,15 +33,15 @@ def test_every_golden_row_is_an_enum_member_with_that_code_and_wire_string(golde
             assert enum.from_string(alias.upper()) == member
 
 
-def test_every_enum_member_has_a_golden_row(golden_rows):
+def test_every_enum_member_has_a_golden_row(golden_rows: GoldenRows) -> None:
     for vocabulary in VOCABULARIES + ["ErrorCode"]:
         golden = {wire.upper(): code for v, code, wire, _ in golden_rows if v == vocabulary}
         members = {name: member.code for name, member in getattr(memhal, vocabulary).__members__.items()}
         assert members == golden, vocabulary
 
 
-def test_every_error_code_has_its_own_error_class(golden_rows):
-    seen = set()
+def test_every_error_code_has_its_own_error_class(golden_rows: GoldenRows) -> None:
+    seen: set[int] = set()
     for vocabulary, code, wire, _ in golden_rows:
         if vocabulary != "ErrorCode":
             continue
@@ -48,7 +53,7 @@ def test_every_error_code_has_its_own_error_class(golden_rows):
     assert seen == set(range(1, 14))
 
 
-def test_unknown_codes_and_strings_are_rejected_not_guessed():
+def test_unknown_codes_and_strings_are_rejected_not_guessed() -> None:
     with pytest.raises(memhal.InvalidArgumentError) as info:
         memhal.MemoryKind.from_code(6)
     assert info.value.code == memhal.ErrorCode.INVALID_ARGUMENT
@@ -61,13 +66,14 @@ def test_unknown_codes_and_strings_are_rejected_not_guessed():
         memhal.Tensor((2,), dtype="f128")
 
 
-def test_vocabulary_arguments_take_members_strings_aliases_and_codes():
-    for spelling in (memhal.MemoryKind.MEM, "mem", "MEM", 0):
+def test_vocabulary_arguments_take_members_strings_aliases_and_codes() -> None:
+    spellings: tuple[memhal.MemoryKind | str | int, ...] = (memhal.MemoryKind.MEM, "mem", "MEM", 0)
+    for spelling in spellings:
         assert memhal.Tensor((1,), "u8", memory=spelling).memory == memhal.MemoryKind.MEM
     assert memhal.Tensor.image(4, 2, "gray", memory="mem").pixel_format == memhal.PixelFormat.GREY
 
 
-def test_memory_kinds_match_memhal_info_json(memhal_cli):
+def test_memory_kinds_match_memhal_info_json(memhal_cli: str) -> None:
     out = subprocess.run([memhal_cli, "info", "--json"], check=True, capture_output=True, text=True).stdout
     kinds = json.loads(out)["memory_kinds"]
     assert [k["name"] for k in kinds] == [str(m) for m in memhal.MemoryKind.__members__.values()]
@@ -79,7 +85,7 @@ def test_memory_kinds_match_memhal_info_json(memhal_cli):
         assert answer.reason == entry["reason"], entry
 
 
-def test_the_enum_constructors_refuse_unknown_codes_as_from_code_does(golden_rows):
+def test_the_enum_constructors_refuse_unknown_codes_as_from_code_does(golden_rows: GoldenRows) -> None:
     for vocabulary in VOCABULARIES + ["ErrorCode"]:
         enum = getattr(memhal, vocabulary)
         codes = {code for v, code, _, _ in golden_rows if v == vocabulary}
@@ -99,11 +105,12 @@ def test_the_enum_constructors_refuse_unknown_codes_as_from_code_does(golden_row
         memhal.PixelFormat(0)  # 0 is no pixel format
 
 
-def test_every_vocabulary_of_the_golden_file_is_bound(golden_rows):
+def test_every_vocabulary_of_the_golden_file_is_bound(golden_rows: GoldenRows) -> None:
     assert sorted({v for v, _, _, _ in golden_rows}) == sorted(VOCABULARIES + ["ErrorCode"])
 
 
-def test_memhal_convert_help_lists_each_option_vocabulary_as_the_golden_file_does(golden_rows, memhal_cli):
+def test_memhal_convert_help_lists_each_option_vocabulary_as_the_golden_file_does(golden_rows: GoldenRows,
+                                                                                 memhal_cli: str) -> None:
     """`--flip none|horizontal|vertical|both ... (also: h, v)`: wire strings in code order, then the aliases."""
     text = subprocess.run([memhal_cli, "convert", "--help"], check=True, capture_output=True, text=True).stdout
     lines = text.splitlines()
@@ -122,13 +129,16 @@ def test_memhal_convert_help_lists_each_option_vocabulary_as_the_golden_file_doe
             assert "(also:" not in entry, entry
 
 
-def test_memhal_convert_takes_every_golden_spelling_of_an_option_and_refuses_others(golden_rows, memhal_cli, tmp_path):
+def test_memhal_convert_takes_every_golden_spelling_of_an_option_and_refuses_others(
+        golden_rows: GoldenRows, memhal_cli: str, tmp_path: pathlib.Path) -> None:
     """Each wire string and alias parses (the conversion runs); an unknown one is a usage error listing the table."""
     import struct
     import zlib
     png = tmp_path / "in.png"
     raw = b"".join(b"\x00" + bytes(range(12)) for _ in range(4))
-    chunk = lambda t, d: struct.pack(">I", len(d)) + t + d + struct.pack(">I", zlib.crc32(t + d) & 0xFFFFFFFF)
+
+    def chunk(t: bytes, d: bytes) -> bytes:
+        return struct.pack(">I", len(d)) + t + d + struct.pack(">I", zlib.crc32(t + d) & 0xFFFFFFFF)
     png.write_bytes(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", 4, 4, 8, 2, 0, 0, 0)) +
                     chunk(b"IDAT", zlib.compress(raw)) + chunk(b"IEND", b""))
     out = tmp_path / "out.rgb"
