@@ -18,6 +18,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -453,7 +454,11 @@ void print_table(bool cold) {
 }
 
 void goal(const char* what, double value, bool at_least, double target) {
-  const bool met = value > 0 && (at_least ? value >= target : value <= target);
+  if (!std::isfinite(value) || value <= 0) {  // a --benchmark_filter left out one of its rows
+    std::printf("  %-72s %7s (goal %s %.2fx)  not measured in this run\n", what, "-", at_least ? ">=" : "<=", target);
+    return;
+  }
+  const bool met = at_least ? value >= target : value <= target;
   std::printf("  %-72s %6.2fx (goal %s %.2fx)  %s\n", what, value, at_least ? ">=" : "<=", target,
               met ? "met" : "NOT met");
 }
