@@ -140,29 +140,22 @@ Result<GLuint> DmaBufImporter::external_texture(const DmaBufImage& image) {
     if (modifiers_) attribs.insert(attribs.end(), {a.modifier_lo, 0, a.modifier_hi, 0});  // linear
   }
   attribs.push_back(EGL_NONE);
+  auto refuse = [&](const std::string& why) -> Result<GLuint> {
+    std::lock_guard lock(refusing_mutex);
+    whole_image_refusals()[cat(driver_key(context_), "|", image.fourcc)] = why;
+    return fail(ErrorCode::Unavailable, why);
+  };
   Entry entry;
   entry.image = create_image_(context_.display(), EGL_NO_CONTEXT, EGL_LINUX_DMA_BUF_EXT, nullptr, attribs.data());
   if (entry.image == EGL_NO_IMAGE_KHR) {
-    std::string why =
-        cat("eglCreateImageKHR(EGL_LINUX_DMA_BUF_EXT, ", fourcc_name(image.fourcc), " ", image.width, "x", image.height,
-            " as one image, ", image.plane_count, " planes) failed: ", egl_error_name(eglGetError()));
-    std::lock_guard lock(refusing_mutex);
-    whole_image_refusals()[cat(driver_key(context_), "|", image.fourcc)] = why;
-    return fail(ErrorCode::Unavailable, why);
+    return refuse(cat("eglCreateImageKHR(EGL_LINUX_DMA_BUF_EXT, ", fourcc_name(image.fourcc), " ", image.width, "x",
+                      image.height, " as one image, ", image.plane_count,
+                      " planes) failed: ", egl_error_name(eglGetError())));
   }
-  glGenTextures(1, &entry.texture);
-  glBindTexture(GL_TEXTURE_EXTERNAL_OES, entry.texture);
-  target_texture_(GL_TEXTURE_EXTERNAL_OES, static_cast<GLeglImageOES>(entry.image));
-  glTexParameteri(GL_TEXTURE_EXTERNAL_OES, GL_TEXTURE_MIN_FILTER, GL_NEAREST);
-  glTexParameteri(GL_TEXTURE_EXTERNAL_OES, GL_TEXTURE_MAG_FILTER, GL_NEAREST);
-  glBindTexture(GL_TEXTURE_EXTERNAL_OES, 0);
-  if (const GLenum error = glGetError(); error != GL_NO_ERROR) {
-    const std::string why = cat("binding a whole ", fourcc_name(image.fourcc),
-                                " image to GL_TEXTURE_EXTERNAL_OES failed: ", gl_error_name(error));
+  if (const GLenum error = bind_image(GL_TEXTURE_EXTERNAL_OES, entry); error != GL_NO_ERROR) {
     release(entry);
-    std::lock_guard lock(refusing_mutex);
-    whole_image_refusals()[cat(driver_key(context_), "|", image.fourcc)] = why;
-    return fail(ErrorCode::Unavailable, why);
+    return refuse(cat("binding a whole ", fourcc_name(image.fourcc),
+                      " image to GL_TEXTURE_EXTERNAL_OES failed: ", gl_error_name(error)));
   }
   entry.fourcc = image.fourcc;
   entry.width = image.width;
@@ -373,14 +366,7 @@ Result<DmaBufImporter::Entry> DmaBufImporter::import(const DmaBufPlane& plane, u
                 width, "x", plane.rows, " pitch ", plane.pitch, " offset ", plane.offset,
                 ") failed: ", egl_error_name(eglGetError()));
   }
-  // texelFetch reads only complete textures: one level, nearest filtering.
-  glGenTextures(1, &entry.texture);
-  glBindTexture(GL_TEXTURE_2D, entry.texture);
-  target_texture_(GL_TEXTURE_2D, static_cast<GLeglImageOES>(entry.image));
-  glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_NEAREST);
-  glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_NEAREST);
-  glBindTexture(GL_TEXTURE_2D, 0);
-  if (const GLenum error = glGetError(); error != GL_NO_ERROR) {
+  if (const GLenum error = bind_image(GL_TEXTURE_2D, entry); error != GL_NO_ERROR) {
     release(entry);
     return fail(ErrorCode::Unavailable, "binding an imported DMA-BUF plane to GL failed: ", gl_error_name(error));
   }
@@ -389,6 +375,17 @@ Result<DmaBufImporter::Entry> DmaBufImporter::import(const DmaBufPlane& plane, u
   entry.row_bytes = plane.row_bytes;
   entry.rows = plane.rows;
   return entry;
+}
+
+GLenum DmaBufImporter::bind_image(GLenum target, Entry& entry) {
+  // texelFetch reads only complete textures: one level, nearest filtering.
+  glGenTextures(1, &entry.texture);
+  glBindTexture(target, entry.texture);
+  target_texture_(target, static_cast<GLeglImageOES>(entry.image));
+  glTexParameteri(target, GL_TEXTURE_MIN_FILTER, GL_NEAREST);
+  glTexParameteri(target, GL_TEXTURE_MAG_FILTER, GL_NEAREST);
+  glBindTexture(target, 0);
+  return glGetError();
 }
 
 }  // namespace memhal::detail::gl

@@ -151,6 +151,9 @@ class DmaBufImporter {
   void release(Entry& entry);
   /// `plane` as one EGLImage of `drm_format` (`width` texels a row) on a GL_TEXTURE_2D.
   Result<Entry> import(const DmaBufPlane& plane, uint32_t drm_format, int64_t width);
+  /// `entry.image` on a new texture of `target` (one level, nearest filtering: what texelFetch
+  /// and external sampling read); the GL error, GL_NO_ERROR when it worked.
+  GLenum bind_image(GLenum target, Entry& entry);
 
   GlContext& context_;
   bool modifiers_;
