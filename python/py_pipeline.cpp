@@ -185,6 +185,19 @@ void wake_blocked(int in_flight, int fd) {
   if (in_flight > 0) ::shutdown(fd, SHUT_RDWR);
 }
 
+// `closed`, and the context manager whose exit calls the class's close(), for a Closable.
+template <class C>
+py::class_<C> with_close_protocol(py::class_<C> cls, const char* enter_doc, const char* exit_doc) {
+  cls.def_property_readonly(
+         "closed", [](const C& self) { return !self.object; }, "Whether close() was called.")
+      .def(
+          "__enter__", [](py::object self) { return self; }, enter_doc)
+      .def(
+          "__exit__", [](py::object self, py::handle, py::handle, py::handle) { self.attr("close")(); },
+          py::arg("exc_type"), py::arg("exc_value"), py::arg("traceback"), exit_doc);
+  return cls;
+}
+
 std::string channel_repr(const PyChannel& self) {
   if (!self.object) return "memhal.Channel(closed)";
   return "memhal.Channel(fd=" + std::to_string(self.object->fd()) +
@@ -199,10 +212,12 @@ PyChannel wrap(ipc::Channel channel) {
 void bind_channel(py::module_& m) {
   using ipc::Channel;
   using ipc::Listener;
-  py::class_<PyChannel>(m, "Channel",
-                        "Tensors and frames between processes over a Unix socket: descriptor plus fds, no bytes "
-                        "copied. close() (or leaving a with block) closes the socket; calls blocked in receive "
-                        "on other threads then return.")
+  with_close_protocol(
+      py::class_<PyChannel>(m, "Channel",
+                            "Tensors and frames between processes over a Unix socket: descriptor plus fds, no bytes "
+                            "copied. close() (or leaving a with block) closes the socket; calls blocked in receive "
+                            "on other threads then return."),
+      "Returns the channel.", "Closes the channel.")
       .def_static(
           "pair",
           [] {
@@ -250,13 +265,6 @@ void bind_channel(py::module_& m) {
             self.object.reset();
           },
           "Closes the socket (the peer sees the end); shares still out stay valid. Idempotent.")
-      .def_property_readonly(
-          "closed", [](const PyChannel& self) { return !self.object; }, "Whether close() was called.")
-      .def(
-          "__enter__", [](py::object self) { return self; }, "Returns the channel.")
-      .def(
-          "__exit__", [](py::object self, py::handle, py::handle, py::handle) { self.attr("close")(); },
-          py::arg("exc_type"), py::arg("exc_value"), py::arg("traceback"), "Closes the channel.")
       .def_property(
           "buffer_registry", [](PyChannel& self) { return self.use("Channel.buffer_registry")->buffer_registry(); },
           [](PyChannel& self, bool on) { self.use("Channel.buffer_registry")->set_buffer_registry(on); },
@@ -268,9 +276,11 @@ void bind_channel(py::module_& m) {
           "bytes_received", [](PyChannel& self) { return self.use("Channel.bytes_received")->bytes_received(); },
           "Bytes of messages this end has read.")
       .def("__repr__", &channel_repr);
-  py::class_<PyListener>(m, "Listener",
-                         "A named Unix socket that Channel.connect reaches. close() (or leaving a with block) "
-                         "removes it; an accept blocked on another thread then returns.")
+  with_close_protocol(
+      py::class_<PyListener>(m, "Listener",
+                             "A named Unix socket that Channel.connect reaches. close() (or leaving a with block) "
+                             "removes it; an accept blocked on another thread then returns."),
+      "Returns the listener.", "Closes the listener.")
       .def_static(
           "bind",
           [](const std::string& path) { return PyListener{std::make_shared<Listener>(unwrap(Listener::bind(path)))}; },
@@ -298,13 +308,6 @@ void bind_channel(py::module_& m) {
             self.object.reset();
           },
           "Stops listening and removes the socket file. Idempotent.")
-      .def_property_readonly(
-          "closed", [](const PyListener& self) { return !self.object; }, "Whether close() was called.")
-      .def(
-          "__enter__", [](py::object self) { return self; }, "Returns the listener.")
-      .def(
-          "__exit__", [](py::object self, py::handle, py::handle, py::handle) { self.attr("close")(); },
-          py::arg("exc_type"), py::arg("exc_value"), py::arg("traceback"), "Closes the listener.")
       .def("__repr__", [](const PyListener& self) {
         return self.object ? "memhal.Listener(fd=" + std::to_string(self.object->fd()) + ")"
                            : std::string("memhal.Listener(closed)");
@@ -341,9 +344,11 @@ void bind_recording(py::module_& m) {
                ", shape=" + shape_text(r.descriptor.shape) + ", memory=" + r.descriptor.memory_name +
                (r.has_payload ? "" : ", no payload") + ")";
       });
-  py::class_<PyRecorder>(m, "Recorder",
-                         "Writes tensors and frames (descriptor + bytes) to a checksummed file; a context manager "
-                         "that closes it.")
+  with_close_protocol(
+      py::class_<PyRecorder>(m, "Recorder",
+                             "Writes tensors and frames (descriptor + bytes) to a checksummed file; a context manager "
+                             "that closes it."),
+      "Returns the recorder.", "Closes the recorder.")
       .def(py::init([](const std::string& path) {
              py::gil_scoped_release unlocked;
              return PyRecorder{std::make_shared<Recorder>(unwrap(Recorder::create(path)))};
@@ -371,20 +376,15 @@ void bind_recording(py::module_& m) {
           "How many records this recorder wrote.")
       .def(
           "close", [](PyRecorder& self) { self.object.reset(); }, "Closes the file. Idempotent.")
-      .def_property_readonly(
-          "closed", [](const PyRecorder& self) { return !self.object; }, "Whether close() was called.")
-      .def(
-          "__enter__", [](py::object self) { return self; }, "Returns the recorder.")
-      .def(
-          "__exit__", [](py::object self, py::handle, py::handle, py::handle) { self.attr("close")(); },
-          py::arg("exc_type"), py::arg("exc_value"), py::arg("traceback"), "Closes the recorder.")
       .def("__repr__", [](const PyRecorder& self) {
         return self.object ? "memhal.Recorder(records_written=" + std::to_string(self.object->records_written()) + ")"
                            : std::string("memhal.Recorder(closed)");
       });
-  py::class_<PyReplayer>(m, "Replayer",
-                         "Reads a recording back: iterate it for Records (CorruptError, naming the record, for a "
-                         "damaged one); a context manager that closes it.")
+  with_close_protocol(
+      py::class_<PyReplayer>(m, "Replayer",
+                             "Reads a recording back: iterate it for Records (CorruptError, naming the record, for a "
+                             "damaged one); a context manager that closes it."),
+      "Returns the replayer.", "Closes the replayer.")
       .def(py::init([](const std::string& path) {
              py::gil_scoped_release unlocked;
              return PyReplayer{std::make_shared<Replayer>(unwrap(Replayer::open(path)))};
@@ -415,13 +415,6 @@ void bind_recording(py::module_& m) {
           "The next Record; StopIteration at the end.")
       .def(
           "close", [](PyReplayer& self) { self.object.reset(); }, "Closes the file. Idempotent.")
-      .def_property_readonly(
-          "closed", [](const PyReplayer& self) { return !self.object; }, "Whether close() was called.")
-      .def(
-          "__enter__", [](py::object self) { return self; }, "Returns the replayer.")
-      .def(
-          "__exit__", [](py::object self, py::handle, py::handle, py::handle) { self.attr("close")(); },
-          py::arg("exc_type"), py::arg("exc_value"), py::arg("traceback"), "Closes the replayer.")
       .def("__repr__", [](const PyReplayer& self) {
         return std::string(self.object ? "memhal.Replayer(open)" : "memhal.Replayer(closed)");
       });
