@@ -168,14 +168,7 @@ Result<GLuint> DmaBufImporter::external_texture(const DmaBufImage& image) {
   for (auto& e : cache_.entries()) {
     if (e.buffer == first.storage->id() && e.value.fourcc != 0) release(e.value);
   }
-  auto& entries = cache_.entries();
-  entries.erase(std::remove_if(entries.begin(), entries.end(),
-                               [](const auto& e) { return e.value.texture == 0 && e.value.refused.empty(); }),
-                entries.end());
-  const GLuint texture = entry.texture;
-  cache_.insert(*first.storage, std::move(entry));
-  ++imports_;
-  return texture;
+  return keep_import(*first.storage, std::move(entry));
 }
 
 bool DmaBufImporter::refuses_host_fds() const {
@@ -256,12 +249,17 @@ Result<GLuint> DmaBufImporter::texture(const DmaBufPlane& plane) {
     if (it->buffer != plane.storage->id() || it->value.fourcc != 0) continue;
     if (it->value.offset == plane.offset || ++of_buffer >= kEntriesPerBuffer) release(it->value);
   }
+  return keep_import(*plane.storage, std::move(entry));
+}
+
+GLuint DmaBufImporter::keep_import(const Storage& storage, Entry entry) {
   // Released entries go (refused ones, which hold no texture either, stay).
+  auto& entries = cache_.entries();
   entries.erase(std::remove_if(entries.begin(), entries.end(),
                                [](const auto& e) { return e.value.texture == 0 && e.value.refused.empty(); }),
                 entries.end());
   const GLuint texture = entry.texture;
-  cache_.insert(*plane.storage, std::move(entry));
+  cache_.insert(storage, std::move(entry));
   ++imports_;
   return texture;
 }

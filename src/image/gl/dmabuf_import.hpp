@@ -154,6 +154,9 @@ class DmaBufImporter {
   /// `entry.image` on a new texture of `target` (one level, nearest filtering: what texelFetch
   /// and external sampling read); the GL error, GL_NO_ERROR when it worked.
   GLenum bind_image(GLenum target, Entry& entry);
+  /// Drops the released entries of the import cache, keeps `entry` for `storage` and counts
+  /// the import; its texture.
+  GLuint keep_import(const Storage& storage, Entry entry);
 
   GlContext& context_;
   bool modifiers_;
