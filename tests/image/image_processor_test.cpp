@@ -12,6 +12,7 @@
 #include <set>
 #include <vector>
 
+#include "image/cpu/pixel_io.hpp"
 #include "image_test_util.hpp"
 #include "reference.hpp"
 #include "test_support.hpp"
@@ -294,6 +295,61 @@ TEST(ImageProcessor, EveryCompiledInstructionSetMatchesTheReference) {
           << hwy::TargetName(target) << ": " << to_string(job.from) << " -> " << to_string(job.to);
     }
   }
+}
+
+// The word picks (16-bit permutes, 16 or 32 outputs a chunk) pick the bytes the shuffle windows
+// pick, for every YUV format they serve, steps from 1 to past their window, jittered indices,
+// and rows that end inside the last windows (held in vectors of exactly the readable bytes, so
+// that a sanitizer sees any read past them), on every compiled instruction set.
+TEST(ImageProcessor, WordPicksPickWhatTheShuffleWindowsPickOnEveryInstructionSet) {
+  struct Restore {
+    ~Restore() { hwy::SetSupportedTargetsForTest(0); }
+  } restore;
+  const PixelFormat formats[] = {PixelFormat::Nv12, PixelFormat::Nv21, PixelFormat::Nv16,
+                                 PixelFormat::Yuyv, PixelFormat::Uyvy, PixelFormat::Vyuy};
+  std::set<int> layouts;  // outputs per chunk of the plans that were built
+  for (int64_t target : hwy::SupportedAndGeneratedTargets()) {
+    hwy::SetSupportedTargetsForTest(target);
+    std::mt19937 rng(41);
+    for (PixelFormat format : formats) {
+      const bool packed = format == PixelFormat::Yuyv || format == PixelFormat::Uyvy || format == PixelFormat::Vyuy;
+      for (int step = 1; step <= 9; ++step) {
+        const int64_t n = 16 + static_cast<int64_t>(rng() % 80);
+        std::vector<int32_t> index(static_cast<std::size_t>(n));
+        int32_t at = static_cast<int32_t>(rng() % 3);
+        for (auto& i : index) i = at, at += step + (step > 1 && rng() % 3 == 0 ? (rng() % 2 ? 1 : -1) : 0);
+        const int64_t width = (index.back() + 2) & ~int64_t{1};
+        const int64_t bytes = packed ? 2 * width : width;
+        std::vector<uint8_t> luma(static_cast<std::size_t>(bytes)), chroma(static_cast<std::size_t>(bytes));
+        for (auto& b : luma) b = static_cast<uint8_t>(rng());
+        for (auto& b : chroma) b = static_cast<uint8_t>(rng());
+        detail::SamplePlan plan;
+        plan.build(format, index.data(), n);
+        if (plan.words.chunks == 0) {
+          EXPECT_GT(step, packed ? 3 : 7) << "no word picks for a step that fits a window";
+          continue;
+        }
+        layouts.insert(plan.words.outputs);
+        ASSERT_GT(plan.chunks, 0);
+        const uint8_t* rows[2] = {luma.data(), packed ? luma.data() : chroma.data()};
+        const int64_t limits[2] = {bytes, bytes};
+        const int64_t done = std::min(plan.words.outputs * plan.words.chunks, 8 * plan.chunks);
+        std::vector<uint8_t> words(static_cast<std::size_t>(3 * n), 0), windows(static_cast<std::size_t>(3 * n), 0);
+        detail::kernels::word_picked_yuv_bytes(rows, plan.words, limits, words.data(), words.data() + n,
+                                               words.data() + 2 * n);
+        detail::kernels::shuffled_yuv_bytes(rows, plan.streams.data(), limits, plan.slots.data(), plan.chunks,
+                                            windows.data(), windows.data() + n, windows.data() + 2 * n);
+        for (int c = 0; c < 3; ++c) {
+          for (int64_t i = 0; i < done; ++i) {
+            ASSERT_EQ(words[c * n + i], windows[c * n + i])
+                << hwy::TargetName(target) << " " << to_string(format) << " step " << step << " channel " << c
+                << " output " << i << " of " << n << " (" << plan.words.outputs << " a chunk)";
+          }
+        }
+      }
+    }
+  }
+  EXPECT_EQ(layouts, (std::set<int>{16, 32}));
 }
 
 // 8-bit outputs decode and resample in 16-bit fixed point (Q6); on every compiled instruction

@@ -199,8 +199,9 @@ void CpuConverter::prepare(const ImageRef& src, const ImageRef& dst, const Rect&
     plan_->sample.build(src.format, plan_->geometry.horizontal.index.data(), plan_->geometry.content.width);
     plan_->sample_stale = false;
   }
-  direct_ = sampled_ && plan_->sample.chunks > 0 && dst.format == PixelFormat::PlanarRgb && dst.dtype == DType::F32 &&
-            plan_->geometry.vertical.two_tap && !plan_->cache_lines && !alpha_ && !fill_alpha_;
+  direct_ = sampled_ && (plan_->sample.chunks > 0 || plan_->sample.words.chunks > 0) &&
+            dst.format == PixelFormat::PlanarRgb && dst.dtype == DType::F32 && plan_->geometry.vertical.two_tap &&
+            !plan_->cache_lines && !alpha_ && !fill_alpha_;
   for (int i = 0; direct_ && i < 3; ++i) direct_ = dst.planes[i].pixel == static_cast<int64_t>(sizeof(float));
   // 8-bit outputs decode and resample in 16-bit fixed point (Q6), never through float.
   q6_ = !plan_->q6_vertical.empty() && (dst.dtype == DType::U8 || dst.dtype == DType::I8) && q6_writable(dst) &&
@@ -596,7 +597,7 @@ bool CpuConverter::write_direct(Scratch& s, int64_t y, const RgbaRows& row) {
   }
   const int64_t line = g.crop.y + g.vertical.index[r];
   const int64_t done = read_row_planned(*src_, g.crop.x, line, coeffs_, plan_->sample, affine, out[0] + box.x,
-                                        out[1] + box.x, out[2] + box.x);
+                                        out[1] + box.x, out[2] + box.x, s.staging.data());
   if (done < box.width) {
     static const SamplePlan kNoPlan;
     read_row_sampled(*src_, g.crop.x, line, g.horizontal.index.data() + done, box.width - done, coeffs_, false,

@@ -31,20 +31,27 @@ inline void yuv_scalar(float y, float u, float v, const ColorCoeffs& c, float* r
   *b = clamp255(yl + c.bu * uc);
 }
 
+// R, G and B of Y, U and V, clamped to 0..255.
 template <class D, class V>
-HWY_INLINE void yuv_vector(D df, V y, V u, V v, const ColorCoeffs& c, float* HWY_RESTRICT r, float* HWY_RESTRICT g,
-                           float* HWY_RESTRICT b) {
+HWY_INLINE void yuv_clamped(D df, V y, V u, V v, const ColorCoeffs& c, V& r, V& g, V& b) {
   const auto zero = hn::Zero(df);
   const auto top = hn::Set(df, 255.0f);
   const auto yl = hn::Mul(hn::Sub(y, hn::Set(df, c.y_offset)), hn::Set(df, c.y_scale));
   const auto uc = hn::Sub(u, hn::Set(df, 128.0f));
   const auto vc = hn::Sub(v, hn::Set(df, 128.0f));
-  const auto rr = hn::MulAdd(hn::Set(df, c.rv), vc, yl);
-  const auto gg = hn::NegMulAdd(hn::Set(df, c.gu), uc, hn::NegMulAdd(hn::Set(df, c.gv), vc, yl));
-  const auto bb = hn::MulAdd(hn::Set(df, c.bu), uc, yl);
-  hn::StoreU(hn::Min(hn::Max(rr, zero), top), df, r);
-  hn::StoreU(hn::Min(hn::Max(gg, zero), top), df, g);
-  hn::StoreU(hn::Min(hn::Max(bb, zero), top), df, b);
+  r = hn::Min(hn::Max(hn::MulAdd(hn::Set(df, c.rv), vc, yl), zero), top);
+  g = hn::Min(hn::Max(hn::NegMulAdd(hn::Set(df, c.gu), uc, hn::NegMulAdd(hn::Set(df, c.gv), vc, yl)), zero), top);
+  b = hn::Min(hn::Max(hn::MulAdd(hn::Set(df, c.bu), uc, yl), zero), top);
+}
+
+template <class D, class V>
+HWY_INLINE void yuv_vector(D df, V y, V u, V v, const ColorCoeffs& c, float* HWY_RESTRICT r, float* HWY_RESTRICT g,
+                           float* HWY_RESTRICT b) {
+  V rr, gg, bb;
+  yuv_clamped(df, y, u, v, c, rr, gg, bb);
+  hn::StoreU(rr, df, r);
+  hn::StoreU(gg, df, g);
+  hn::StoreU(bb, df, b);
 }
 
 template <class D>
@@ -127,15 +134,37 @@ void SemiPlanarToRgb(const uint8_t* HWY_RESTRICT y, const uint8_t* HWY_RESTRICT 
 
 void PlanarYuvToRgb(const uint8_t* HWY_RESTRICT y, const uint8_t* HWY_RESTRICT u, const uint8_t* HWY_RESTRICT v,
                     int64_t n, const ColorCoeffs& c, float* HWY_RESTRICT r, float* HWY_RESTRICT g,
-                    float* HWY_RESTRICT b) {
+                    float* HWY_RESTRICT b, const float* affine) {
   const DF df;
   const int64_t lanes = static_cast<int64_t>(hn::Lanes(df));
   int64_t i = 0;
-  for (; i + lanes <= n; i += lanes) {
-    yuv_vector(df, load_u8_as_f32(df, y + i), load_u8_as_f32(df, u + i), load_u8_as_f32(df, v + i), c, r + i, g + i,
-               b + i);
+  if (affine == nullptr) {
+    for (; i + lanes <= n; i += lanes) {
+      yuv_vector(df, load_u8_as_f32(df, y + i), load_u8_as_f32(df, u + i), load_u8_as_f32(df, v + i), c, r + i, g + i,
+                 b + i);
+    }
+    for (; i < n; ++i) yuv_scalar(y[i], u[i], v[i], c, r + i, g + i, b + i);
+    return;
   }
-  for (; i < n; ++i) yuv_scalar(y[i], u[i], v[i], c, r + i, g + i, b + i);
+  // Normalised outputs: clamp, then scale and bias, as ShuffledChunks<true>.
+  const ColorCoeffs coeffs = c;
+  const auto sr = hn::Set(df, affine[0]), sg = hn::Set(df, affine[1]), sb = hn::Set(df, affine[2]);
+  const auto br = hn::Set(df, affine[3]), bg = hn::Set(df, affine[4]), bb = hn::Set(df, affine[5]);
+  for (; i + lanes <= n; i += lanes) {
+    hn::Vec<DF> rr, gg, bl;
+    yuv_clamped(df, load_u8_as_f32(df, y + i), load_u8_as_f32(df, u + i), load_u8_as_f32(df, v + i), coeffs, rr, gg,
+                bl);
+    hn::StoreU(hn::MulAdd(rr, sr, br), df, r + i);
+    hn::StoreU(hn::MulAdd(gg, sg, bg), df, g + i);
+    hn::StoreU(hn::MulAdd(bl, sb, bb), df, b + i);
+  }
+  for (; i < n; ++i) {
+    float rgb[3];
+    yuv_scalar(y[i], u[i], v[i], coeffs, rgb, rgb + 1, rgb + 2);
+    r[i] = rgb[0] * affine[0] + affine[3];
+    g[i] = rgb[1] * affine[1] + affine[4];
+    b[i] = rgb[2] * affine[2] + affine[5];
+  }
 }
 
 void SemiPlanar444ToRgb(const uint8_t* HWY_RESTRICT y, const uint8_t* HWY_RESTRICT uv, int64_t n, const ColorCoeffs& c,
@@ -559,6 +588,82 @@ void ShuffledYuvBytes(const uint8_t* const* rows, const ShuffleStream* streams, 
   }
 }
 
+bool WordPicksFast() {
+  return HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL;
+}
+
+// One vpermt2w picks the 32 words of a chunk's op from its 128-byte window, a variable shift
+// by 8 moves the odd bytes down, and vpmovwb keeps the low bytes: about a dozen instructions for
+// 16 outputs' Y, U and V, against four window shuffles per 8 outputs and stream.
+void WordPickedYuvBytes(const uint8_t* const* rows, const WordPicks& plan, const int64_t* limits,
+                        uint8_t* HWY_RESTRICT y, uint8_t* HWY_RESTRICT u, uint8_t* HWY_RESTRICT v) {
+  // Everything in locals: the byte stores below may alias any memory the plan lives in.
+  uint8_t* const out[3] = {y, u, v};
+  const uint8_t* const row0 = rows[plan.stream[0]];
+  const uint8_t* const row1 = rows[plan.stream[1]];
+  const int64_t end0 = limits[plan.stream[0]] - 128, end1 = limits[plan.stream[1]] - 128;
+  const int32_t* const base0 = plan.base[0].data();
+  const int32_t* const base1 = plan.base[1].data();
+  const uint16_t* const control0 = plan.control[0].data();
+  const uint16_t* const control1 = plan.control[1].data();
+  uint8_t* const lo0 = out[plan.lo[0]];
+  uint8_t* const lo1 = out[plan.lo[1]];
+  uint8_t* const hi0 = plan.hi[0] < 0 ? nullptr : out[plan.hi[0]];
+  uint8_t* const hi1 = plan.hi[1] < 0 ? nullptr : out[plan.hi[1]];
+  const int64_t chunks = plan.chunks;
+  HWY_ALIGN uint8_t edges[2][128];
+  // Op o's window, or a copy of what is left of the row where it ends inside the window.
+  const auto window = [&edges](int o, const uint8_t* row, int64_t at, int64_t end) {
+    if (HWY_LIKELY(at <= end)) return row + at;
+    std::memset(edges[o], 0, sizeof edges[o]);
+    std::memcpy(edges[o], row + at, static_cast<std::size_t>(end + 128 - at));
+    return static_cast<const uint8_t*>(edges[o]);
+  };
+  const auto byte_of = [](const uint8_t* from, uint16_t w) { return from[2 * (w & 63) + ((w >> 11) & 1)]; };
+  static_cast<void>(byte_of);
+  if (plan.outputs == 32) {
+    for (int64_t k = 0; k < chunks; ++k) {
+      const uint8_t* luma = window(0, row0, base0[k], end0);
+      const uint8_t* pairs = window(1, row1, base1[k], end1);
+#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+      const __m512i ys = _mm512_loadu_si512(control0 + 32 * k);
+      const __m512i y16 = _mm512_permutex2var_epi16(_mm512_loadu_si512(luma), ys, _mm512_loadu_si512(luma + 64));
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(lo0 + 32 * k),
+                          _mm512_cvtepi16_epi8(_mm512_srlv_epi16(y16, _mm512_srli_epi16(ys, 8))));
+      const __m512i uv = _mm512_permutex2var_epi16(_mm512_loadu_si512(pairs), _mm512_loadu_si512(control1 + 32 * k),
+                                                   _mm512_loadu_si512(pairs + 64));
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(lo1 + 32 * k), _mm512_cvtepi16_epi8(uv));
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(hi1 + 32 * k), _mm512_cvtepi16_epi8(_mm512_srli_epi16(uv, 8)));
+#else
+      for (int l = 0; l < 32; ++l) {
+        lo0[32 * k + l] = byte_of(luma, control0[32 * k + l]);
+        lo1[32 * k + l] = pairs[2 * (control1[32 * k + l] & 63)];
+        hi1[32 * k + l] = pairs[2 * (control1[32 * k + l] & 63) + 1];
+      }
+#endif
+    }
+    return;
+  }
+#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+  const auto op = [](const uint8_t* from, const uint16_t* control, uint8_t* lo, uint8_t* hi) {
+    const __m512i words = _mm512_loadu_si512(control);
+    const __m512i picked = _mm512_permutex2var_epi16(_mm512_loadu_si512(from), words, _mm512_loadu_si512(from + 64));
+    const __m256i bytes = _mm512_cvtepi16_epi8(_mm512_srlv_epi16(picked, _mm512_srli_epi16(words, 8)));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(lo), _mm256_castsi256_si128(bytes));
+    if (hi != nullptr) _mm_storeu_si128(reinterpret_cast<__m128i*>(hi), _mm256_extracti128_si256(bytes, 1));
+  };
+#else
+  const auto op = [&byte_of](const uint8_t* from, const uint16_t* c, uint8_t* lo, uint8_t* hi) {
+    for (int l = 0; l < 16; ++l) lo[l] = byte_of(from, c[l]);
+    for (int l = 0; hi != nullptr && l < 16; ++l) hi[l] = byte_of(from, c[16 + l]);
+  };
+#endif
+  for (int64_t k = 0; k < chunks; ++k) {
+    op(window(0, row0, base0[k], end0), control0 + 32 * k, lo0 + 16 * k, hi0 == nullptr ? nullptr : hi0 + 16 * k);
+    op(window(1, row1, base1[k], end1), control1 + 32 * k, lo1 + 16 * k, hi1 == nullptr ? nullptr : hi1 + 16 * k);
+  }
+}
+
 // `out` may be `a` or `b`: each element is read before it is written.
 void BlendQ6(const int16_t* a, const int16_t* b, int16_t w, int16_t* out, int64_t n) {
   const D16 d;
@@ -720,6 +825,8 @@ HWY_EXPORT(Store8BitInterleaved);
 
 HWY_EXPORT(YuvToRgbQ6);
 HWY_EXPORT(ShuffledYuvBytes);
+HWY_EXPORT(WordPicksFast);
+HWY_EXPORT(WordPickedYuvBytes);
 HWY_EXPORT(BlendQ6);
 HWY_EXPORT(Resample2TapQ6);
 HWY_EXPORT(SplitChromaPairs);
@@ -795,8 +902,15 @@ void semi_planar_444_to_rgb(const uint8_t* y, const uint8_t* uv, int64_t n, cons
   HWY_DYNAMIC_DISPATCH(SemiPlanar444ToRgb)(y, uv, n, c, r, g, b);
 }
 void planar_yuv_to_rgb(const uint8_t* y, const uint8_t* u, const uint8_t* v, int64_t n, const ColorCoeffs& c, float* r,
-                       float* g, float* b) {
-  HWY_DYNAMIC_DISPATCH(PlanarYuvToRgb)(y, u, v, n, c, r, g, b);
+                       float* g, float* b, const float* affine) {
+  HWY_DYNAMIC_DISPATCH(PlanarYuvToRgb)(y, u, v, n, c, r, g, b, affine);
+}
+bool word_picks_fast() {
+  return HWY_DYNAMIC_DISPATCH(WordPicksFast)();
+}
+void word_picked_yuv_bytes(const uint8_t* const* rows, const WordPicks& plan, const int64_t* limits, uint8_t* y,
+                           uint8_t* u, uint8_t* v) {
+  HWY_DYNAMIC_DISPATCH(WordPickedYuvBytes)(rows, plan, limits, y, u, v);
 }
 void packed_422_to_rgb(const uint8_t* p, int order, int64_t n, const ColorCoeffs& c, float* r, float* g, float* b) {
   HWY_DYNAMIC_DISPATCH(Packed422ToRgb)(p, order, n, c, r, g, b);

@@ -4,6 +4,7 @@
 // Rows are float, 0..255 per channel; all pointers are to distinct, non-overlapping rows.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <vector>
 
@@ -27,9 +28,10 @@ void semi_planar_to_rgb(const uint8_t* y, const uint8_t* uv, bool vu, int64_t n,
 /// Semi-planar YUV row with full-width chroma (nv24).
 void semi_planar_444_to_rgb(const uint8_t* y, const uint8_t* uv, int64_t n, const ColorCoeffs& c, float* r, float* g,
                             float* b);
-/// Per-pixel Y, U and V rows (chroma already at full resolution).
+/// Per-pixel Y, U and V rows (chroma already at full resolution); `affine` as
+/// shuffled_yuv_to_rgb (null: plain 0..255 floats).
 void planar_yuv_to_rgb(const uint8_t* y, const uint8_t* u, const uint8_t* v, int64_t n, const ColorCoeffs& c, float* r,
-                       float* g, float* b);
+                       float* g, float* b, const float* affine = nullptr);
 /// Packed 4:2:2 row; `order` 0 = yuyv, 1 = uyvy, 2 = vyuy; pixel 0 is even.
 void packed_422_to_rgb(const uint8_t* p, int order, int64_t n, const ColorCoeffs& c, float* r, float* g, float* b);
 /// Nearest-sampled semi-planar row with horizontally halved chroma: pixel i is luma
@@ -56,6 +58,29 @@ struct ShuffleStream {
 void shuffled_yuv_to_rgb(const uint8_t* const* rows, const ShuffleStream* streams, const int64_t* limits,
                          const int* slots, int64_t chunks, const ColorCoeffs& c, const float* affine, float* r,
                          float* g, float* b);
+/// Nearest-sampled YUV bytes by 16-bit permutes. Op o < 2 of chunk k reads the 128 bytes at
+/// rows[stream[o]] + base[o][k] (none at or past limits[stream[o]]) and picks 32 words, lane l
+/// taking word (w & 63) of the window for its control word w = control[o][32 k + l]:
+///  * 16 outputs per chunk: lane l's byte is the word's high byte when w & 0x800, else its low
+///    one; lanes 0..15 are outputs 16 k .. 16 k + 15 of channel lo[o] (0 Y, 1 U, 2 V), lanes
+///    16..31 those of channel hi[o] (-1: unused);
+///  * 32 outputs per chunk (semi-planar): op 0's lanes are the bytes, as above, of outputs
+///    32 k .. 32 k + 31 of channel lo[0]; op 1's words are chroma pairs, their low bytes the
+///    outputs of channel lo[1] and their high bytes those of hi[1].
+/// AVX-512's vpermt2w does an op's 32 picks in one instruction (word_picks_fast); elsewhere the
+/// shuffle windows of ShuffleStream are faster.
+struct WordPicks {
+  int64_t chunks = 0;
+  int outputs = 16;
+  std::array<int, 2> stream{}, lo{}, hi{};
+  std::array<std::vector<int32_t>, 2> base;
+  std::array<std::vector<uint16_t>, 2> control;
+};
+/// Whether the running instruction set picks by word permutes (AVX-512).
+bool word_picks_fast();
+/// The first plan.outputs * plan.chunks Y, U and V bytes of a WordPicks plan.
+void word_picked_yuv_bytes(const uint8_t* const* rows, const WordPicks& plan, const int64_t* limits, uint8_t* y,
+                           uint8_t* u, uint8_t* v);
 /// Interleaved 8-bit pixels of `channels` bytes to float rows; `offsets` give the byte of R, G,
 /// B and A within a pixel (A may be null: not wanted).
 void bytes_to_rgb(const uint8_t* p, int channels, const int* offsets, int64_t n, float* r, float* g, float* b,

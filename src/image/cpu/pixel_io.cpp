@@ -199,9 +199,64 @@ void prefetch_row(const ImageRef& src, int64_t x, int64_t y, int64_t n) {
   }
 }
 
+// Word picks (see kernels::WordPicks): semi-planar formats 32 outputs a chunk, Y from the luma
+// row and the chroma pairs from theirs, where 32 outputs span at most 128 bytes (steps up to
+// about 4); else, and for packed formats, 16 a chunk: semi-planar Y (op 0), then U and V
+// (op 1); packed Y and U (op 0), then V (op 1), all from the one row.
+void SamplePlan::build_words(bool semi, const std::array<int, 4>& pos, const int32_t* index, int64_t n) {
+  kernels::WordPicks& w = words;
+  w.chunks = 0;
+  const int vu = pos[0];
+  // Byte offset, from its row start, of channel ch (0 Y, 1 U, 2 V) of output i; channel 3 is
+  // the chroma pair (semi-planar).
+  const auto offset = [&](int ch, int64_t i) -> int64_t {
+    const int32_t at = index[i];
+    if (semi) return ch == 0 ? at : ch == 3 ? (at & ~1) : (at & ~1) + (ch == 1 ? vu : 1 - vu);
+    return 4 * (at >> 1) + (ch == 0 ? pos[(at & 1) ? 2 : 0] : ch == 1 ? pos[1] : pos[3]);
+  };
+  // Fills op o of every chunk from the channels of its lane groups (`lanes` lanes each); false
+  // when a chunk's picks do not fit one window.
+  const auto plan_op = [&](int o, std::array<int, 2> channels, int lanes, int64_t count) {
+    w.base[o].assign(static_cast<std::size_t>(count), 0);
+    w.control[o].assign(static_cast<std::size_t>(32 * count), 0);
+    for (int64_t k = 0; k < count; ++k) {
+      int64_t lo = INT64_MAX, hi = 0;
+      for (int group = 0; group * lanes < 32; ++group) {
+        for (int l = 0; channels[group] >= 0 && l < lanes; ++l) {
+          lo = std::min(lo, offset(channels[group], lanes * k + l));
+          hi = std::max(hi, offset(channels[group], lanes * k + l));
+        }
+      }
+      if (hi - lo > 126) return false;  // wider than one window
+      w.base[o][static_cast<std::size_t>(k)] = static_cast<int32_t>(lo);
+      for (int group = 0; group * lanes < 32; ++group) {
+        for (int l = 0; channels[group] >= 0 && l < lanes; ++l) {
+          const int64_t d = offset(channels[group], lanes * k + l) - lo;
+          w.control[o][static_cast<std::size_t>(32 * k + lanes * group + l)] =
+              static_cast<uint16_t>((d >> 1) | ((d & 1) << 11));
+        }
+      }
+    }
+    return true;
+  };
+  w.stream = {0, 1};
+  if (semi && n >= 32 && plan_op(0, {0, -1}, 32, n / 32) && plan_op(1, {3, -1}, 32, n / 32)) {
+    w.outputs = 32;
+    w.lo = {0, vu == 0 ? 1 : 2};
+    w.hi = {-1, vu == 0 ? 2 : 1};
+    w.chunks = n / 32;
+    return;
+  }
+  w.outputs = 16;
+  w.lo = semi ? std::array<int, 2>{0, 1} : std::array<int, 2>{0, 2};
+  w.hi = semi ? std::array<int, 2>{-1, 2} : std::array<int, 2>{1, -1};
+  if (plan_op(0, {w.lo[0], w.hi[0]}, 16, n / 16) && plan_op(1, {w.lo[1], w.hi[1]}, 16, n / 16)) w.chunks = n / 16;
+}
+
 void SamplePlan::build(PixelFormat source, const int32_t* index, int64_t n) {
   format = source;
   chunks = 0;
+  words.chunks = 0;
   const bool packed = source == PixelFormat::Yuyv || source == PixelFormat::Uyvy || source == PixelFormat::Vyuy;
   const bool semi = source == PixelFormat::Nv12 || source == PixelFormat::Nv21 || source == PixelFormat::Nv16;
   if (!packed && !semi) return;
@@ -217,6 +272,7 @@ void SamplePlan::build(PixelFormat source, const int32_t* index, int64_t n) {
     return slot < 8 ? macro + pos[(at & 1) ? 2 : 0] : macro + pos[1];
   };
   slots = semi ? std::array<int, 3>{0, 16, 24} : std::array<int, 3>{0, 8, 16};
+  build_words(semi, pos, index, n);
   constexpr int kMaxWindows = 4;
   const int64_t count = n / 8;
   for (int s = 0; s < 2; ++s) {
@@ -250,8 +306,8 @@ void SamplePlan::build(PixelFormat source, const int32_t* index, int64_t n) {
 }
 
 int64_t read_row_planned(const ImageRef& src, int64_t x, int64_t y, const ColorCoeffs& coeffs, const SamplePlan& plan,
-                         const float* affine, float* r, float* g, float* b) {
-  if (plan.format != src.format || plan.chunks == 0) return 0;
+                         const float* affine, float* r, float* g, float* b, uint8_t* staging) {
+  if (plan.format != src.format || (plan.chunks == 0 && plan.words.chunks == 0)) return 0;
   const auto& p = src.planes;
   const auto* luma = reinterpret_cast<const uint8_t*>(p[0].base + y * p[0].row + x * p[0].pixel);
   const uint8_t* rows[2] = {luma, luma};
@@ -262,6 +318,13 @@ int64_t read_row_planned(const ImageRef& src, int64_t x, int64_t y, const ColorC
     const int64_t cy = src.format == PixelFormat::Nv16 ? y : y >> 1;
     rows[1] = reinterpret_cast<const uint8_t*>(p[1].base + cy * p[1].row + (x >> 1) * p[1].pixel);
   }
+  if (plan.words.chunks > 0 && kernels::word_picks_fast()) {
+    const int64_t n = plan.words.outputs * plan.words.chunks;
+    kernels::word_picked_yuv_bytes(rows, plan.words, limits, staging, staging + n, staging + 2 * n);
+    kernels::planar_yuv_to_rgb(staging, staging + n, staging + 2 * n, n, coeffs, r, g, b, affine);
+    return n;
+  }
+  if (plan.chunks == 0) return 0;
   kernels::shuffled_yuv_to_rgb(rows, plan.streams.data(), limits, plan.slots.data(), plan.chunks, coeffs, affine, r, g,
                                b);
   return 8 * plan.chunks;
@@ -283,7 +346,7 @@ void read_row_sampled(const ImageRef& src, int64_t x, int64_t y, const int32_t* 
   float* g = out.channel(1);
   float* b = out.channel(2);
   // The plan's chunks first; the rest (and everything without a plan) by the gather kernels.
-  const int64_t done = read_row_planned(src, x, y, coeffs, plan, nullptr, r, g, b);
+  const int64_t done = read_row_planned(src, x, y, coeffs, plan, nullptr, r, g, b, staging);
   switch (src.format) {
     case PixelFormat::Nv12:
     case PixelFormat::Nv21:
@@ -396,7 +459,8 @@ void read_row_q6(const ImageRef& src, int64_t x, int64_t y, const int32_t* index
     case PixelFormat::Uyvy:
     case PixelFormat::Vyuy: {
       int64_t done = 0;
-      if (index != nullptr && plan.format == src.format && plan.chunks > 0) {
+      const bool words = plan.words.chunks > 0 && kernels::word_picks_fast();
+      if (index != nullptr && plan.format == src.format && (plan.chunks > 0 || words)) {
         // The shuffle plan, as read_row_planned, stopping at the picked bytes.
         const uint8_t* luma = row_ptr(0, x, y);
         const uint8_t* rows[2] = {luma, luma};
@@ -406,8 +470,13 @@ void read_row_q6(const ImageRef& src, int64_t x, int64_t y, const int32_t* index
         } else {
           rows[1] = row_ptr(1, x >> 1, src.format == PixelFormat::Nv16 ? y : y >> 1);
         }
-        kernels::shuffled_yuv_bytes(rows, plan.streams.data(), limits, plan.slots.data(), plan.chunks, ys, us, vs);
-        done = 8 * plan.chunks;
+        if (words) {
+          kernels::word_picked_yuv_bytes(rows, plan.words, limits, ys, us, vs);
+          done = plan.words.outputs * plan.words.chunks;
+        } else {
+          kernels::shuffled_yuv_bytes(rows, plan.streams.data(), limits, plan.slots.data(), plan.chunks, ys, us, vs);
+          done = 8 * plan.chunks;
+        }
       }
       if (src.format == PixelFormat::Nv12 || src.format == PixelFormat::Nv21 || src.format == PixelFormat::Nv16) {
         const uint8_t* luma = row_ptr(0, x, y);

@@ -38,16 +38,23 @@ struct SamplePlan {
   int64_t chunks = 0;
   std::array<kernels::ShuffleStream, 2> streams;
   std::array<int, 3> slots{};
+  /// The same picks by word permutes (16 or 32 outputs a chunk), used where kernels::word_picks_fast
+  /// (no chunks where a chunk's picks spread over more than 128 bytes).
+  kernels::WordPicks words;
 
   /// Plans outputs index[0 .. n) for sources of `source`; reuses the vectors' capacity.
   void build(PixelFormat source, const int32_t* index, int64_t n);
+
+ private:
+  void build_words(bool semi, const std::array<int, 4>& pos, const int32_t* index, int64_t n);
 };
 
-/// The first 8 * plan.chunks outputs of read_row_sampled by the plan alone, normalised by
-/// `affine` as kernels::shuffled_yuv_to_rgb says; returns how many were written (0 when the
-/// plan was not built for this source's format).
+/// The first outputs of read_row_sampled by the plan alone (its word picks where they are
+/// fast, else its shuffle chunks), normalised by `affine` as kernels::shuffled_yuv_to_rgb says;
+/// returns how many were written (0 when the plan was not built for this source's format).
+/// `staging` holds 3 * (outputs) bytes.
 int64_t read_row_planned(const ImageRef& src, int64_t x, int64_t y, const ColorCoeffs& coeffs, const SamplePlan& plan,
-                         const float* affine, float* r, float* g, float* b);
+                         const float* affine, float* r, float* g, float* b, uint8_t* staging);
 
 /// Decodes only the pixels `x + index[i]`, i < n, of source row `y` (nearest sampling along the
 /// row: decoding costs what the output needs, not what the source holds), by `plan` where it
