@@ -352,6 +352,52 @@ TEST(ImageProcessor, WordPicksPickWhatTheShuffleWindowsPickOnEveryInstructionSet
   EXPECT_EQ(layouts, (std::set<int>{16, 32}));
 }
 
+// Rows of one source line whose picked pixels are the outputs (nearest downscales, and
+// bilinear ones that land on whole pixels) go from YUV bytes to interleaved 8-bit pixels in one
+// pass: every YUV source, every interleaved RGB-family output, u8 and i8, letterbox bars on
+// either axis (padding columns beside each row, or whole padding rows), flips, on every
+// compiled instruction set.
+TEST(ImageProcessor, OneLineRowsFromYuvToInterleavedPixelsMatchTheReferenceOnEveryInstructionSet) {
+  struct Restore {
+    ~Restore() { hwy::SetSupportedTargetsForTest(0); }
+  } restore;
+  const PixelFormat sources[] = {PixelFormat::Nv12, PixelFormat::Nv21, PixelFormat::Nv16, PixelFormat::Nv24,
+                                 PixelFormat::I420, PixelFormat::Yuyv, PixelFormat::Uyvy, PixelFormat::Vyuy};
+  const PixelFormat outputs[] = {PixelFormat::Rgb, PixelFormat::Bgr, PixelFormat::Rgba, PixelFormat::Bgra};
+  struct Shape {
+    int64_t sw, sh, dw, dh;
+    Interpolation interpolation;
+  };
+  const Shape shapes[] = {{198, 90, 66, 66, Interpolation::Bilinear},  // 3:1 onto whole pixels, bars above and below
+                          {96, 150, 50, 50, Interpolation::Nearest},   // bars left and right
+                          {130, 40, 41, 17, Interpolation::Nearest}};  // odd sizes
+  for (int64_t target : hwy::SupportedAndGeneratedTargets()) {
+    hwy::SetSupportedTargetsForTest(target);
+    std::mt19937 rng(43);
+    auto proc = processor(1);
+    for (PixelFormat from : sources) {
+      for (const Shape& shape : shapes) {
+        ASSERT_OK_AND_ASSIGN(Tensor src, Tensor::image(shape.sw, shape.sh, from, MemoryKind::Mem));
+        fill_random(src, rng);
+        for (PixelFormat to : outputs) {
+          for (DType dtype : {DType::U8, DType::I8}) {
+            ASSERT_OK_AND_ASSIGN(Tensor dst, Tensor::image(shape.dw, shape.dh, to, MemoryKind::Mem, dtype));
+            ConvertOptions o;
+            o.resize = ResizeMode::Letterbox;
+            o.interpolation = shape.interpolation;
+            o.flip = static_cast<Flip>(rng() % 4);
+            o.pad = {114, 20, 240, 7};
+            ASSERT_OK(proc.convert(src, dst, o));
+            EXPECT_EQ(report(reference::compare(src, dst, o)), "")
+                << hwy::TargetName(target) << ": " << to_string(from) << " " << shape.sw << "x" << shape.sh << " -> "
+                << to_string(to) << " " << to_string(dtype) << " " << shape.dw << "x" << shape.dh;
+          }
+        }
+      }
+    }
+  }
+}
+
 // 8-bit outputs decode and resample in 16-bit fixed point (Q6); on every compiled instruction
 // set, random geometries (odd sizes, crops, flips, rotations, letterbox bars, nearest,
 // bilinear and area at every kind of step, area downscales by non-integer ratios, box sums

@@ -214,6 +214,13 @@ void CpuConverter::prepare(const ImageRef& src, const ImageRef& dst, const Rect&
       pad8_[0] =
           static_cast<uint8_t>(std::lrint(coeffs_.kr * pad_[0] + coeffs_.kg * pad_[1] + coeffs_.kb * pad_[2])) ^ flip_;
     }
+    // Rows that take one source line whose decoded pixels are the outputs, into interleaved
+    // RGB-family pixels: the YUV bytes go to the destination in one pass (upscales keep the
+    // cached lines they reuse).
+    const auto info = *pixel_format_info(src.format);
+    q6_pixels_ = info.yuv && plan_->q6_direct && !plan_->cache_lines && plan_->geometry.vertical.two_tap &&
+                 dst.plane_count == 1 && (params_.channels == 3 || params_.channels == 4) &&
+                 dst.format != PixelFormat::Grey;
     if (!plan_->q6_positions.empty() && (plan_->q6_sample_stale || plan_->q6_sample.format != src.format)) {
       plan_->q6_sample.build(src.format, plan_->q6_positions.data(), static_cast<int64_t>(plan_->q6_positions.size()));
       plan_->q6_sample_stale = false;
@@ -353,6 +360,7 @@ void CpuConverter::process_q6(Scratch& s, int64_t y0, int64_t y1) {
       continue;
     }
     const int64_t r = y - box.y;
+    if (q6_pixels_ && plan_->q6_vertical[r] == 0 && write_q6_pixels(s, y, r)) continue;
     const int16_t* rows = nullptr;
     if (g.vertical.two_tap) {
       prefetch_next(r);
@@ -390,6 +398,28 @@ void CpuConverter::process_q6(Scratch& s, int64_t y0, int64_t y1) {
     }
     emit(y);
   }
+}
+
+// Content row `y` (row r of the content) from its one source line: the line's YUV bytes straight
+// to the destination's pixels, then the padding columns; false for a source without YUV bytes.
+bool CpuConverter::write_q6_pixels(Scratch& s, int64_t y, int64_t r) {
+  const Geometry& g = plan_->geometry;
+  const Rect& box = g.content;
+  prefetch_next(r);
+  const YuvBytes bytes = read_row_yuv_bytes(*src_, g.crop.x, g.crop.y + g.vertical.index[r], plan_->q6_positions.data(),
+                                            box.width, s.staging.data(), plan_->q6_sample);
+  if (bytes.y == nullptr) return false;
+  const int channels = params_.channels;
+  auto* row = reinterpret_cast<uint8_t*>(dst_->planes[0].base + y * dst_->planes[0].row);
+  kernels::yuv_to_8bit_pixels(bytes.y, bytes.u, bytes.v, box.width, fixed_, params_.order.data(), channels, flip_,
+                              row + box.x * channels);
+  const auto pad = [&](int64_t from, int64_t to) {
+    for (int64_t x = from; x < to; ++x)
+      std::memcpy(row + x * channels, pad8_.data(), static_cast<std::size_t>(channels));
+  };
+  pad(0, box.x);
+  pad(box.x + box.width, dst_->width);
+  return true;
 }
 
 // A source line decoded and resampled along the row into Q6, from a two-line cache per worker.

@@ -81,6 +81,7 @@ class CpuConverter {
   void prepare(const ImageRef& src, const ImageRef& dst, const Rect& crop, const ConvertOptions& options);
   void process(Scratch& s, int64_t y0, int64_t y1);
   void process_q6(Scratch& s, int64_t y0, int64_t y1);
+  bool write_q6_pixels(Scratch& s, int64_t y, int64_t r);
   const int16_t* q6_line(Scratch& s, int64_t line, int64_t keep);
   const int16_t* q6_area_row(Scratch& s, int64_t r);
   void resample_q6(int16_t* in, int64_t n, int16_t* out) const;
@@ -101,6 +102,7 @@ class CpuConverter {
   bool copy_bars_ = false;               // padding rows are copied from the first one written
   bool direct_ = false;                  // planned rows are written to the destination by the conversion
   bool q6_ = false;                      // 8-bit output by the integer path
+  bool q6_pixels_ = false;               // ... whose one-line rows go from YUV bytes to pixels in one pass
   const std::byte* last_dst_ = nullptr;  // the previous call's destination (cache guess)
 
   // State of the run in progress.

@@ -529,34 +529,80 @@ inline void yuv_q6_scalar(int32_t y, int32_t u, int32_t v, const FixedCoeffs& c,
 
 // The sums stay within int16 for every matrix and range but a few extreme ones (B of full
 // range, where Y + 2.1 U reaches 35000): saturating adds clamp those as the final clamp would.
-void YuvToRgbQ6(const uint8_t* HWY_RESTRICT y, const uint8_t* HWY_RESTRICT u, const uint8_t* HWY_RESTRICT v, int64_t n,
-                const FixedCoeffs& c, int16_t* HWY_RESTRICT r, int16_t* HWY_RESTRICT g, int16_t* HWY_RESTRICT b) {
-  const D16 d;
-  const hn::RebindToUnsigned<D16> du;
-  const hn::Rebind<uint8_t, D16> d8;
-  const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
-  const auto y_mul = hn::Set(du, c.y_mul);
-  const auto y_sub = hn::Set(d, c.y_sub);
-  const auto rv = hn::Set(d, c.rv), gu = hn::Set(d, c.gu), gv = hn::Set(d, c.gv), bu = hn::Set(d, c.bu_minus_1);
+template <class D, class V>
+HWY_INLINE void yuv_q6_vector(D d, const uint8_t* HWY_RESTRICT y, const uint8_t* HWY_RESTRICT u,
+                              const uint8_t* HWY_RESTRICT v, const FixedCoeffs& c, V& r, V& g, V& b) {
+  const hn::RebindToUnsigned<D> du;
+  const hn::Rebind<uint8_t, D> d8;
   const auto k128 = hn::Set(d, 128);
   const auto zero = hn::Zero(d);
   const auto top = hn::Set(d, 255 * 64);
+  const auto y16 = hn::PromoteTo(du, hn::LoadU(d8, y));
+  const auto yl = hn::Sub(hn::BitCast(d, hn::MulHigh(hn::Or(hn::ShiftLeft<8>(y16), y16), hn::Set(du, c.y_mul))),
+                          hn::Set(d, c.y_sub));
+  const auto uc = hn::Sub(hn::BitCast(d, hn::PromoteTo(du, hn::LoadU(d8, u))), k128);
+  const auto vc = hn::Sub(hn::BitCast(d, hn::PromoteTo(du, hn::LoadU(d8, v))), k128);
+  const auto u8 = hn::ShiftLeft<8>(uc);
+  const auto v8 = hn::ShiftLeft<8>(vc);
+  const auto rr = hn::SaturatedAdd(yl, hn::MulHigh(v8, hn::Set(d, c.rv)));
+  const auto gg =
+      hn::SaturatedSub(hn::SaturatedSub(yl, hn::MulHigh(u8, hn::Set(d, c.gu))), hn::MulHigh(v8, hn::Set(d, c.gv)));
+  const auto bb =
+      hn::SaturatedAdd(hn::SaturatedAdd(yl, hn::ShiftLeft<6>(uc)), hn::MulHigh(u8, hn::Set(d, c.bu_minus_1)));
+  r = hn::Min(hn::Max(rr, zero), top);
+  g = hn::Min(hn::Max(gg, zero), top);
+  b = hn::Min(hn::Max(bb, zero), top);
+}
+
+void YuvToRgbQ6(const uint8_t* HWY_RESTRICT y, const uint8_t* HWY_RESTRICT u, const uint8_t* HWY_RESTRICT v, int64_t n,
+                const FixedCoeffs& c, int16_t* HWY_RESTRICT r, int16_t* HWY_RESTRICT g, int16_t* HWY_RESTRICT b) {
+  const D16 d;
+  const FixedCoeffs coeffs = c;
+  const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
   int64_t i = 0;
   for (; i + lanes <= n; i += lanes) {
-    const auto y16 = hn::PromoteTo(du, hn::LoadU(d8, y + i));
-    const auto yl = hn::Sub(hn::BitCast(d, hn::MulHigh(hn::Or(hn::ShiftLeft<8>(y16), y16), y_mul)), y_sub);
-    const auto uc = hn::Sub(hn::BitCast(d, hn::PromoteTo(du, hn::LoadU(d8, u + i))), k128);
-    const auto vc = hn::Sub(hn::BitCast(d, hn::PromoteTo(du, hn::LoadU(d8, v + i))), k128);
-    const auto u8 = hn::ShiftLeft<8>(uc);
-    const auto v8 = hn::ShiftLeft<8>(vc);
-    const auto rr = hn::SaturatedAdd(yl, hn::MulHigh(v8, rv));
-    const auto gg = hn::SaturatedSub(hn::SaturatedSub(yl, hn::MulHigh(u8, gu)), hn::MulHigh(v8, gv));
-    const auto bb = hn::SaturatedAdd(hn::SaturatedAdd(yl, hn::ShiftLeft<6>(uc)), hn::MulHigh(u8, bu));
-    hn::StoreU(hn::Min(hn::Max(rr, zero), top), d, r + i);
-    hn::StoreU(hn::Min(hn::Max(gg, zero), top), d, g + i);
-    hn::StoreU(hn::Min(hn::Max(bb, zero), top), d, b + i);
+    hn::Vec<D16> rr, gg, bb;
+    yuv_q6_vector(d, y + i, u + i, v + i, coeffs, rr, gg, bb);
+    hn::StoreU(rr, d, r + i);
+    hn::StoreU(gg, d, g + i);
+    hn::StoreU(bb, d, b + i);
   }
-  for (; i < n; ++i) yuv_q6_scalar(y[i], u[i], v[i], c, r + i, g + i, b + i);
+  for (; i < n; ++i) yuv_q6_scalar(y[i], u[i], v[i], coeffs, r + i, g + i, b + i);
+}
+
+// The Q6 values never leave registers: rounded, narrowed and interleaved where they are made.
+void YuvTo8BitPixels(const uint8_t* HWY_RESTRICT y, const uint8_t* HWY_RESTRICT u, const uint8_t* HWY_RESTRICT v,
+                     int64_t n, const FixedCoeffs& c, const int* order, int channels, uint8_t flip,
+                     uint8_t* HWY_RESTRICT out) {
+  const FixedCoeffs coeffs = c;
+  int64_t i = 0;
+#if HWY_TARGET != HWY_SCALAR
+  const int o0 = order[0], o1 = order[1], o2 = order[2], o3 = channels == 4 ? order[3] : 3;
+  const D16 d;
+  const hn::Rebind<uint8_t, D16> d8;
+  const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
+  const auto half = hn::Set(d, 32);
+  const auto vflip = hn::Set(d8, flip);
+  const auto opaque = hn::Set(d8, static_cast<uint8_t>(255 ^ flip));
+  for (; i + lanes <= n; i += lanes) {
+    hn::Vec<D16> rr, gg, bb;
+    yuv_q6_vector(d, y + i, u + i, v + i, coeffs, rr, gg, bb);
+    const auto r8 = hn::Xor(hn::DemoteTo(d8, hn::ShiftRight<6>(hn::Add(rr, half))), vflip);
+    const auto g8 = hn::Xor(hn::DemoteTo(d8, hn::ShiftRight<6>(hn::Add(gg, half))), vflip);
+    const auto b8 = hn::Xor(hn::DemoteTo(d8, hn::ShiftRight<6>(hn::Add(bb, half))), vflip);
+    const auto pick = [&](int o) { return o == 0 ? r8 : o == 1 ? g8 : o == 2 ? b8 : opaque; };
+    if (channels == 3) {
+      hn::StoreInterleaved3(pick(o0), pick(o1), pick(o2), d8, out + 3 * i);
+    } else {
+      hn::StoreInterleaved4(pick(o0), pick(o1), pick(o2), pick(o3), d8, out + 4 * i);
+    }
+  }
+#endif
+  for (; i < n; ++i) {
+    int16_t q[4] = {0, 0, 0, 255 * 64};
+    yuv_q6_scalar(y[i], u[i], v[i], coeffs, q, q + 1, q + 2);
+    for (int j = 0; j < channels; ++j) out[i * channels + j] = static_cast<uint8_t>(((q[order[j]] + 32) >> 6) ^ flip);
+  }
 }
 
 // The window loop below repeats ShuffledChunks' on purpose: shared through a helper struct, its
@@ -824,6 +870,7 @@ HWY_EXPORT(Store8Bit);
 HWY_EXPORT(Store8BitInterleaved);
 
 HWY_EXPORT(YuvToRgbQ6);
+HWY_EXPORT(YuvTo8BitPixels);
 HWY_EXPORT(ShuffledYuvBytes);
 HWY_EXPORT(WordPicksFast);
 HWY_EXPORT(WordPickedYuvBytes);
@@ -850,6 +897,10 @@ FixedCoeffs fixed_coeffs(const ColorCoeffs& c) {
 void yuv_to_rgb_q6(const uint8_t* y, const uint8_t* u, const uint8_t* v, int64_t n, const FixedCoeffs& c, int16_t* r,
                    int16_t* g, int16_t* b) {
   HWY_DYNAMIC_DISPATCH(YuvToRgbQ6)(y, u, v, n, c, r, g, b);
+}
+void yuv_to_8bit_pixels(const uint8_t* y, const uint8_t* u, const uint8_t* v, int64_t n, const FixedCoeffs& c,
+                        const int* order, int channels, uint8_t flip, uint8_t* out) {
+  HWY_DYNAMIC_DISPATCH(YuvTo8BitPixels)(y, u, v, n, c, order, channels, flip, out);
 }
 void shuffled_yuv_bytes(const uint8_t* const* rows, const ShuffleStream* streams, const int64_t* limits,
                         const int* slots, int64_t chunks, uint8_t* y, uint8_t* u, uint8_t* v) {

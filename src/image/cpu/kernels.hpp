@@ -116,6 +116,11 @@ struct FixedCoeffs {
 };
 FixedCoeffs fixed_coeffs(const ColorCoeffs& c);
 
+/// Per-pixel Y, U and V bytes straight to interleaved 8-bit pixels of `channels` (3 or 4)
+/// bytes: yuv_to_rgb_q6 then q6_to_8bit (XOR `flip`) and interleave_8bit in one pass; byte j
+/// of a pixel is R, G, B or A (255) for order[j] = 0, 1, 2 or 3.
+void yuv_to_8bit_pixels(const uint8_t* y, const uint8_t* u, const uint8_t* v, int64_t n, const FixedCoeffs& c,
+                        const int* order, int channels, uint8_t flip, uint8_t* out);
 /// Per-pixel Y, U and V bytes to Q6 R, G and B rows.
 void yuv_to_rgb_q6(const uint8_t* y, const uint8_t* u, const uint8_t* v, int64_t n, const FixedCoeffs& c, int16_t* r,
                    int16_t* g, int16_t* b);

@@ -438,14 +438,12 @@ void gather_yuv(const int32_t* index, int64_t from, int64_t n, uint8_t* ys, uint
 
 }  // namespace
 
-void read_row_q6(const ImageRef& src, int64_t x, int64_t y, const int32_t* index, int64_t n,
-                 const kernels::FixedCoeffs& coeffs, bool alpha, const Q6Rows& out, uint8_t* staging,
-                 const SamplePlan& plan) {
+YuvBytes read_row_yuv_bytes(const ImageRef& src, int64_t x, int64_t y, const int32_t* index, int64_t n,
+                            uint8_t* staging, const SamplePlan& plan) {
   const auto& p = src.planes;
   auto row_ptr = [&](int plane, int64_t px, int64_t py) {
     return reinterpret_cast<const uint8_t*>(p[plane].base + py * p[plane].row + px * p[plane].pixel);
   };
-  const auto at = [index](int64_t i) -> int64_t { return index != nullptr ? index[i] : i; };
   const auto pos = offsets_of(src.format);
   uint8_t* ys = staging;
   uint8_t* us = staging + n;
@@ -519,6 +517,26 @@ void read_row_q6(const ImageRef& src, int64_t x, int64_t y, const int32_t* index
       });
       break;
     }
+    default: return {};
+  }
+  return {luma_bytes, us, vs};
+}
+
+void read_row_q6(const ImageRef& src, int64_t x, int64_t y, const int32_t* index, int64_t n,
+                 const kernels::FixedCoeffs& coeffs, bool alpha, const Q6Rows& out, uint8_t* staging,
+                 const SamplePlan& plan) {
+  if (const YuvBytes bytes = read_row_yuv_bytes(src, x, y, index, n, staging, plan); bytes.y != nullptr) {
+    kernels::yuv_to_rgb_q6(bytes.y, bytes.u, bytes.v, n, coeffs, out.channel(0), out.channel(1), out.channel(2));
+    if (alpha) std::fill(out.channel(3), out.channel(3) + n, int16_t{255 * 64});
+    return;
+  }
+  const auto& p = src.planes;
+  auto row_ptr = [&](int plane, int64_t px, int64_t py) {
+    return reinterpret_cast<const uint8_t*>(p[plane].base + py * p[plane].row + px * p[plane].pixel);
+  };
+  const auto at = [index](int64_t i) -> int64_t { return index != nullptr ? index[i] : i; };
+  const auto pos = offsets_of(src.format);
+  switch (src.format) {
     case PixelFormat::PlanarRgb:
     case PixelFormat::PlanarRgba: {
       const bool has = has_alpha(src.format) && alpha;
@@ -543,8 +561,6 @@ void read_row_q6(const ImageRef& src, int64_t x, int64_t y, const int32_t* index
       return;
     }
   }
-  kernels::yuv_to_rgb_q6(luma_bytes, us, vs, n, coeffs, out.channel(0), out.channel(1), out.channel(2));
-  if (alpha) std::fill(out.channel(3), out.channel(3) + n, int16_t{255 * 64});
 }
 
 }  // namespace memhal::detail

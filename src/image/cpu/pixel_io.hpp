@@ -81,6 +81,18 @@ void read_row_q6(const ImageRef& src, int64_t x, int64_t y, const int32_t* index
                  const kernels::FixedCoeffs& coeffs, bool alpha, const Q6Rows& out, uint8_t* staging,
                  const SamplePlan& plan);
 
+/// The Y, U and V bytes of one source row's pixels, one byte each (chroma repeated per pixel).
+struct YuvBytes {
+  const uint8_t* y = nullptr;
+  const uint8_t* u = nullptr;
+  const uint8_t* v = nullptr;
+};
+
+/// The bytes `read_row_q6` decodes for YUV sources (in `staging`, or Y in place): the pixels
+/// x + at(i), i < n, of row `y`, picked by `plan` where it serves; all null for other formats.
+YuvBytes read_row_yuv_bytes(const ImageRef& src, int64_t x, int64_t y, const int32_t* index, int64_t n,
+                            uint8_t* staging, const SamplePlan& plan);
+
 /// Asks the cache for the bytes of source row `y`, columns [x, x + n), every plane, ahead of
 /// the read: rows several pages apart defeat the hardware prefetchers.
 void prefetch_row(const ImageRef& src, int64_t x, int64_t y, int64_t n);
