@@ -3,6 +3,9 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <cmath>
+#include <cstring>
+#include <limits>
 #include <memhal/image_processor.hpp>
 #include <memhal/memory.hpp>
 #include <memhal/memory_domain.hpp>
@@ -393,6 +396,44 @@ TEST(ImageProcessor, OneLineRowsFromYuvToInterleavedPixelsMatchTheReferenceOnEve
                 << to_string(to) << " " << to_string(dtype) << " " << shape.dw << "x" << shape.dh;
           }
         }
+      }
+    }
+  }
+}
+
+// f16 stores (hardware conversion where the target has F16C, a rounding add elsewhere) give
+// the bits of half_from_float for every kind of float: normal halves, ties, subnormal halves,
+// zeros, overflow to infinity, infinities and NaN (any NaN payload), on every compiled
+// instruction set.
+TEST(ImageProcessor, HalfStoresRoundAsHalfFromFloatOnEveryInstructionSet) {
+  struct Restore {
+    ~Restore() { hwy::SetSupportedTargetsForTest(0); }
+  } restore;
+  std::mt19937 rng(47);
+  std::vector<float> in;
+  for (int i = 0; i < 4096; ++i) {
+    const uint32_t bits = static_cast<uint32_t>(rng());
+    float f = 0;
+    std::memcpy(&f, &bits, sizeof f);
+    in.push_back(f);                                                                         // any float
+    in.push_back(std::ldexp(static_cast<float>(rng() % 4096) / 4096.0f + 1, -30 + i % 50));  // halves' range
+  }
+  for (float f : {0.0f, -0.0f, 65504.0f, 65520.0f, 1e-8f, 5.96e-8f, 2.98e-8f, 1.0f + 1.0f / 2048, 1.0f + 3.0f / 2048,
+                  std::numeric_limits<float>::infinity(), -std::numeric_limits<float>::infinity(),
+                  std::numeric_limits<float>::quiet_NaN()}) {
+    in.push_back(f);
+  }
+  for (int64_t target : hwy::SupportedAndGeneratedTargets()) {
+    hwy::SetSupportedTargetsForTest(target);
+    std::vector<uint16_t> out(in.size());
+    detail::kernels::store_f16(in.data(), 1.0f, 0.0f, out.data(), static_cast<int64_t>(in.size()));
+    for (std::size_t i = 0; i < in.size(); ++i) {
+      const uint16_t want = detail::kernels::half_from_float(in[i] * 1.0f + 0.0f);  // -0 + 0 is +0
+      const bool nan = (want & 0x7C00) == 0x7C00 && (want & 0x3FF) != 0;
+      if (nan) {
+        EXPECT_TRUE((out[i] & 0x7C00) == 0x7C00 && (out[i] & 0x3FF) != 0) << hwy::TargetName(target) << " NaN " << i;
+      } else {
+        ASSERT_EQ(out[i], want) << hwy::TargetName(target) << ": " << in[i] << " (element " << i << ")";
       }
     }
   }
