@@ -684,6 +684,30 @@ void WordPickedYuvBytes(const uint8_t* const* rows, const WordPicks& plan, const
   };
   const auto byte_of = [](const uint8_t* from, uint16_t w) { return from[2 * (w & 63) + ((w >> 11) & 1)]; };
   static_cast<void>(byte_of);
+  if (plan.macropixels) {
+    const int u_byte = plan.u_byte, v_byte = plan.v_byte;
+    for (int64_t k = 0; k < chunks; ++k) {
+      const uint8_t* from = window(0, row0, base0[k], end0);
+#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+      const __m512i picks = _mm512_loadu_si512(control0 + 32 * k);
+      const __m512i macro = _mm512_permutex2var_epi32(_mm512_loadu_si512(from), picks, _mm512_loadu_si512(from + 64));
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(lo0 + 16 * k),
+                       _mm512_cvtepi32_epi8(_mm512_srlv_epi32(macro, _mm512_srli_epi32(picks, 16))));
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(u + 16 * k),
+                       _mm512_cvtepi32_epi8(_mm512_srl_epi32(macro, _mm_cvtsi32_si128(8 * u_byte))));
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(v + 16 * k),
+                       _mm512_cvtepi32_epi8(_mm512_srl_epi32(macro, _mm_cvtsi32_si128(8 * v_byte))));
+#else
+      for (int l = 0; l < 16; ++l) {
+        const uint8_t* macro = from + 4 * (control0[32 * k + 2 * l] & 31);
+        lo0[16 * k + l] = macro[(control0[32 * k + 2 * l + 1] >> 3) & 3];
+        u[16 * k + l] = macro[u_byte];
+        v[16 * k + l] = macro[v_byte];
+      }
+#endif
+    }
+    return;
+  }
   if (plan.outputs == 32) {
     for (int64_t k = 0; k < chunks; ++k) {
       const uint8_t* luma = window(0, row0, base0[k], end0);

@@ -66,12 +66,18 @@ void shuffled_yuv_to_rgb(const uint8_t* const* rows, const ShuffleStream* stream
 ///    16..31 those of channel hi[o] (-1: unused);
 ///  * 32 outputs per chunk (semi-planar): op 0's lanes are the bytes, as above, of outputs
 ///    32 k .. 32 k + 31 of channel lo[0]; op 1's words are chroma pairs, their low bytes the
-///    outputs of channel lo[1] and their high bytes those of hi[1].
-/// AVX-512's vpermt2w does an op's 32 picks in one instruction (word_picks_fast); elsewhere the
-/// shuffle windows of ShuffleStream are faster.
+///    outputs of channel lo[1] and their high bytes those of hi[1];
+///  * `macropixels` (packed 4:2:2, 16 outputs per chunk, op 0 only): lane l < 16 takes the
+///    4-byte macropixel (w0 & 31) of the window for control words w0, w1 = control[0][32 k +
+///    2 l], [32 k + 2 l + 1]; output 16 k + l is Y = byte w1 / 8 of it, U = byte u_byte and
+///    V = byte v_byte.
+/// AVX-512's vpermt2w (vpermt2d for macropixels) does an op's picks in one instruction
+/// (word_picks_fast); elsewhere the shuffle windows of ShuffleStream are faster.
 struct WordPicks {
   int64_t chunks = 0;
   int outputs = 16;
+  bool macropixels = false;
+  int u_byte = 0, v_byte = 0;
   std::array<int, 2> stream{}, lo{}, hi{};
   std::array<std::vector<int32_t>, 2> base;
   std::array<std::vector<uint16_t>, 2> control;

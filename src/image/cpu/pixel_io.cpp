@@ -240,6 +240,36 @@ void SamplePlan::build_words(bool semi, const std::array<int, 4>& pos, const int
     return true;
   };
   w.stream = {0, 1};
+  w.macropixels = false;
+  if (!semi) {
+    // Macropixels: one dword permute gives 16 outputs' Y, U and V where their macropixels span
+    // at most 32 (steps up to about 4).
+    const int64_t count = n / 16;
+    w.base[0].assign(static_cast<std::size_t>(count), 0);
+    w.control[0].assign(static_cast<std::size_t>(32 * count), 0);
+    bool fits = count > 0;
+    for (int64_t k = 0; fits && k < count; ++k) {
+      int32_t lo = INT32_MAX, hi = 0;
+      for (int l = 0; l < 16; ++l) lo = std::min(lo, index[16 * k + l] >> 1), hi = std::max(hi, index[16 * k + l] >> 1);
+      fits = hi - lo < 32;
+      w.base[0][static_cast<std::size_t>(k)] = 4 * lo;
+      for (int l = 0; l < 16; ++l) {
+        const int32_t at = index[16 * k + l];
+        w.control[0][static_cast<std::size_t>(32 * k + 2 * l)] = static_cast<uint16_t>((at >> 1) - lo);
+        w.control[0][static_cast<std::size_t>(32 * k + 2 * l + 1)] = static_cast<uint16_t>(8 * pos[(at & 1) ? 2 : 0]);
+      }
+    }
+    if (fits) {
+      w.outputs = 16;
+      w.macropixels = true;
+      w.lo = {0, 0};
+      w.hi = {-1, -1};
+      w.u_byte = pos[1];
+      w.v_byte = pos[3];
+      w.chunks = count;
+      return;
+    }
+  }
   if (semi && n >= 32 && plan_op(0, {0, -1}, 32, n / 32) && plan_op(1, {3, -1}, 32, n / 32)) {
     w.outputs = 32;
     w.lo = {0, vu == 0 ? 1 : 2};
