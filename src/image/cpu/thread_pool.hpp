@@ -40,9 +40,9 @@ class ThreadPool {
   std::mutex mutex_;
   std::condition_variable wake_;
   std::condition_variable done_;
-  uint64_t generation_ = 0;
+  std::atomic<uint64_t> generation_{0};
   bool stop_ = false;
-  unsigned busy_ = 0;
+  std::atomic<unsigned> busy_{0};
   TaskFn fn_ = nullptr;
   void* context_ = nullptr;
   int tasks_ = 0;
