@@ -11,6 +11,7 @@
 // frame (then everything sits in the caches). The goals of the CPU issue are printed at the end
 // as ratios with met / NOT met.
 #include <benchmark/benchmark.h>
+#include <hwy/targets.h>
 #include <libyuv.h>
 
 #include <time.h>
@@ -483,9 +484,49 @@ void print_goals() {
        ms(g_wall, "memhal1", f32, true) / ms(g_wall, "memhal2", f32, true), true, 1.7);
 }
 
+// `--profile=KEY [--frames=N] [--target=NAME]`: no benchmark, only N memhal conversions of job
+// KEY (e.g. nv12_1080p/f32_planar) through its cold ring, on Highway target NAME if given (as
+// hwy::TargetName spells it): what bench/where-the-time-goes.sh runs under perf and valgrind.
+int profile(const std::string& key, long frames, const std::string& target) {
+  if (!target.empty()) {
+    int64_t chosen = 0;
+    for (int64_t t : hwy::SupportedAndGeneratedTargets()) {
+      if (target == hwy::TargetName(t)) chosen = t;
+    }
+    if (chosen == 0) {
+      std::fprintf(stderr, "--target=%s: not a compiled target this CPU supports\n", target.c_str());
+      return 2;
+    }
+    hwy::SetSupportedTargetsForTest(chosen);
+  }
+  for (const Row& row : rows()) {
+    if (row.job.key() != key) continue;
+    Cycle cycle{&ring(row.job.src), true};
+    Tensor dst = memhal_dst(row.job.out);
+    auto proc = std::move(*ImageProcessor::create({.threads = 1, .backend = ImageBackend::Cpu}));
+    const ConvertOptions o = memhal_options(row.job);
+    for (long i = 0; i < frames; ++i) {
+      if (!proc.convert(cycle.next(), dst, o)) std::abort();
+    }
+    std::printf("profiled %s: %ld conversions, cold frames, one thread\n", key.c_str(), frames);
+    return 0;
+  }
+  std::fprintf(stderr, "--profile=%s: no such job (see the table's first column)\n", key.c_str());
+  return 2;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  std::string key, target;
+  long frames = 2000;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg.rfind("--profile=", 0) == 0) key = arg.substr(10);
+    if (arg.rfind("--frames=", 0) == 0) frames = std::atol(arg.c_str() + 9);
+    if (arg.rfind("--target=", 0) == 0) target = arg.substr(9);
+  }
+  if (!key.empty()) return profile(key, frames, target);
   benchmark::Initialize(&argc, argv);
   std::printf("last-level cache: %lld bytes, %s; cold rings hold max(16, 2 x LLC / frame) frames (1080p NV12: %d)\n",
               static_cast<long long>(llc().bytes), llc().source.c_str(), ring_size(1920 * 1080 * 3 / 2));

@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# Where the time of image_bench's cold 1080p jobs goes, for the README: the share of each stage
+# (sampled by `perf record -e cpu-clock`, which works without a PMU, on the CPU's own Highway
+# target) and instructions per output pixel (`valgrind --tool=cachegrind`, on the AVX2 target:
+# valgrind decodes no AVX-512). Usage: bench/where-the-time-goes.sh [BUILD_DIR] (default build/f,
+# a Release build with -DMEMHAL_BUILD_BENCH=ON). Needs perf (linux-perf) and valgrind.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build=${1:-build/f}
+bench=$build/bench/image_bench
+[[ -x $bench ]] || { echo "no $bench: cmake --build $build --target image_bench first" >&2; exit 2; }
+missing=()
+command -v perf >/dev/null || missing+=(linux-perf)
+command -v valgrind >/dev/null || missing+=(valgrind)
+command -v cc >/dev/null || missing+=(gcc)
+if ((${#missing[@]})); then
+  if [[ $(id -u) == 0 ]]; then apt-get install -y --no-install-recommends "${missing[@]}"; else
+    echo "needs: apt-get install ${missing[*]}" >&2; exit 2; fi
+fi
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+cc -shared -fPIC -O2 bench/support/no_rdtscp.c -o "$tmp/no_rdtscp.so"
+
+jobs=(nv12_1080p/rgb_u8 nv12_1080p/f32_planar nv12_1080p/f16_planar nv12_1080p/i8_planar yuyv_1080p/rgb_u8
+      yuyv_1080p/f32_planar)
+pixels=$((640 * 640)) content=$((640 * 360))
+
+# Stage of a sampled symbol ("[.] name" in user space, "[k] name" in the kernel); "-" for what is
+# left out of the shares: the harness making the frames, and the kernel (timer interrupts of
+# the VM, the harness's page faults).
+stage_of() {
+  case $1 in
+    "[k] "*) echo - ;;
+    *WordPicked*|*ShuffledYuvBytes*|*ShuffledChunks*|*read_row_yuv_bytes*|*read_row_planned*|*gather*) echo picks ;;
+    *YuvTo8BitPixels*|*PlanarYuvToRgb*|*YuvToRgbQ6*|*Q6To8Bit*|*q6_to_8bit*|*Interleave8Bit*|*interleave_8bit*)
+      echo "decode+store" ;;
+    *StoreF16*|*StoreF32*|*store_f16*|*store_f32*|*Store8Bit*|*write_channel*|*write_rows*) echo "decode+store" ;;
+    *prefetch_row*) echo "memory wait" ;;
+    *memmove*|*memcpy*|*copy_row*|*StreamCopy*|*stream_copy*) echo "padding rows" ;;
+    *ring*|*frame\(*|*Layout::nbytes*|*element_count*|*_start*|*__libc_start*) echo - ;;
+    *) echo other ;;
+  esac
+}
+
+printf '%-24s %8s %13s %13s %8s %8s  %s\n' job picks decode+store "memory wait" padding other \
+  "instructions / output pixel (AVX2; / content pixel)"
+for job in "${jobs[@]}"; do
+  perf record -q -e cpu-clock -F 4000 -o "$tmp/perf.data" "$bench" --profile="$job" --frames=3000 >/dev/null 2>&1
+  declare -A share=([picks]=0 ["decode+store"]=0 ["memory wait"]=0 ["padding rows"]=0 [other]=0)
+  total=0
+  while IFS=$'\t' read -r pct sym; do
+    stage=$(stage_of "$sym")
+    [[ $stage == - ]] && continue
+    share[$stage]=$(awk -v a="${share[$stage]}" -v b="$pct" 'BEGIN { print a + b }')
+    total=$(awk -v a="$total" -v b="$pct" 'BEGIN { print a + b }')
+  done < <(perf report -i "$tmp/perf.data" --no-children --stdio -g none --sort symbol 2>/dev/null |
+           awk '/^ +[0-9.]+%/ { pct = $1; sub(/%/, "", pct); $1 = ""; sub(/^ +/, ""); print pct "\t" $0 }')
+  refs() {
+    LD_PRELOAD=$tmp/no_rdtscp.so valgrind --tool=cachegrind --cache-sim=no --cachegrind-out-file=/dev/null \
+      "$bench" --profile="$job" --frames="$1" --target=AVX2 2>&1 | awk '/I +refs:/ { gsub(/,/, "", $4); print $4 }'
+  }
+  one=$(refs 1) five=$(refs 5)
+  pct() { awk -v a="${share[$1]}" -v t="$total" 'BEGIN { printf "%.0f %%", (t > 0 ? 100 * a / t : 0) }'; }
+  printf '%-24s %8s %13s %13s %8s %8s  %s\n' "$job" "$(pct picks)" "$(pct decode+store)" "$(pct 'memory wait')" \
+    "$(pct 'padding rows')" "$(pct other)" \
+    "$(awk -v a="$one" -v b="$five" -v p=$pixels -v c=$content 'BEGIN { d = (b - a) / 4; printf "%.1f (%.1f)", d / p, d / c }')"
+  unset share
+done
