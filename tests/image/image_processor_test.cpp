@@ -439,6 +439,44 @@ TEST(ImageProcessor, HalfStoresRoundAsHalfFromFloatOnEveryInstructionSet) {
   }
 }
 
+// Bilinear downscales by 2 or more on the integer path decode each output's two taps side by
+// side and blend them in vectors (4K -> 640 is 6:1 with both taps at weight one half): ratios
+// whole and fractional, every 8-bit layout, flips, on every compiled instruction set.
+TEST(ImageProcessor, BilinearDownscalesByTwoOrMoreMatchTheReferenceOnEveryInstructionSet) {
+  struct Restore {
+    ~Restore() { hwy::SetSupportedTargetsForTest(0); }
+  } restore;
+  struct Shape {
+    PixelFormat from;
+    int64_t sw, sh, dw, dh;
+  };
+  const Shape shapes[] = {{PixelFormat::Nv12, 384, 216, 64, 64},  // 6:1, letterbox
+                          {PixelFormat::Yuyv, 250, 100, 61, 37},  // 4.1:1 and 2.7:1
+                          {PixelFormat::I420, 130, 64, 65, 20},   // 2:1 exactly along rows
+                          {PixelFormat::Rgba, 200, 90, 47, 30}};  // an RGB source
+  for (int64_t target : hwy::SupportedAndGeneratedTargets()) {
+    hwy::SetSupportedTargetsForTest(target);
+    std::mt19937 rng(53);
+    auto proc = processor(1);
+    for (const Shape& shape : shapes) {
+      ASSERT_OK_AND_ASSIGN(Tensor src, Tensor::image(shape.sw, shape.sh, shape.from, MemoryKind::Mem));
+      fill_random(src, rng);
+      for (PixelFormat to : {PixelFormat::Rgb, PixelFormat::Bgra, PixelFormat::PlanarRgb, PixelFormat::Grey}) {
+        for (DType dtype : {DType::U8, DType::I8}) {
+          ASSERT_OK_AND_ASSIGN(Tensor dst, Tensor::image(shape.dw, shape.dh, to, MemoryKind::Mem, dtype));
+          ConvertOptions o;
+          o.resize = ResizeMode::Letterbox;
+          o.flip = static_cast<Flip>(rng() % 4);
+          ASSERT_OK(proc.convert(src, dst, o));
+          EXPECT_EQ(report(reference::compare(src, dst, o)), "")
+              << hwy::TargetName(target) << ": " << to_string(shape.from) << " " << shape.sw << "x" << shape.sh
+              << " -> " << to_string(to) << " " << to_string(dtype) << " " << shape.dw << "x" << shape.dh;
+        }
+      }
+    }
+  }
+}
+
 // 8-bit outputs decode and resample in 16-bit fixed point (Q6); on every compiled instruction
 // set, random geometries (odd sizes, crops, flips, rotations, letterbox bars, nearest,
 // bilinear and area at every kind of step, area downscales by non-integer ratios, box sums

@@ -104,6 +104,7 @@ void CpuConverter::Plan::build_q6() {
   q6_index.clear();
   q6_weight.clear();
   q6_direct = h.single_tap;
+  q6_pairs = false;
   q6_start.clear();
   q6_window.clear();
   if (!h.two_tap) {
@@ -125,6 +126,7 @@ void CpuConverter::Plan::build_q6() {
     q6_positions.assign(h.index.begin(), h.index.begin() + n);
   } else if (g.positions >= 2 * n) {
     // Downscaling by 2 or more: decode only the two pixels each output blends.
+    q6_pairs = true;
     for (int64_t o = 0; o < n; ++o) {
       q6_positions.push_back(h.index[o]);
       q6_positions.push_back(static_cast<int32_t>(std::min<int64_t>(h.index[o] + 1, g.positions - 1)));
@@ -486,7 +488,9 @@ void CpuConverter::resample_q6(int16_t* in, int64_t n, int16_t* out) const {
   const Plan& p = *plan_;
   const AxisTaps& h = p.geometry.horizontal;
   const int64_t cw = p.geometry.content.width;
-  if (h.two_tap) {
+  if (p.q6_pairs) {
+    kernels::resample_pairs_q6(in, p.q6_weight.data(), out, cw);
+  } else if (h.two_tap) {
     in[n] = in[n - 1];  // the guard a zero-weight second tap may read
     kernels::resample_2tap_q6(in, p.q6_index.data(), p.q6_weight.data(), out, cw);
   } else if (!p.q6_start.empty()) {

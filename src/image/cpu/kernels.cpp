@@ -772,6 +772,26 @@ void Resample2TapQ6(const int16_t* HWY_RESTRICT in, const int32_t* HWY_RESTRICT 
   }
 }
 
+// The taps arrive interleaved (a0 b0 a1 b1 ...): one de-interleaving load, then BlendQ6's
+// arithmetic ((b - a) * 2 * w >> 16 is (b - a) * w >> 15, the scalar loop's floor).
+void ResamplePairsQ6(const int16_t* HWY_RESTRICT in, const int16_t* HWY_RESTRICT weight, int16_t* HWY_RESTRICT out,
+                     int64_t n) {
+  int64_t i = 0;
+#if HWY_TARGET != HWY_SCALAR
+  const D16 d;
+  const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
+  for (; i + lanes <= n; i += lanes) {
+    hn::Vec<D16> a, b;
+    hn::LoadInterleaved2(d, in + 2 * i, a, b);
+    hn::StoreU(hn::Add(a, hn::MulHigh(hn::ShiftLeft<1>(hn::Sub(b, a)), hn::LoadU(d, weight + i))), d, out + i);
+  }
+#endif
+  for (; i < n; ++i) {
+    const int32_t a = in[2 * i];
+    out[i] = static_cast<int16_t>(a + (((in[2 * i + 1] - a) * weight[i]) >> 15));
+  }
+}
+
 // Each chroma pair's U and V bytes, twice (one per pixel): the bytes as little-endian 16-bit
 // pairs, low byte doubled and high byte doubled.
 void SplitChromaPairs(const uint8_t* HWY_RESTRICT uv, bool vu, int64_t n, uint8_t* HWY_RESTRICT u,
@@ -917,6 +937,7 @@ HWY_EXPORT(WordPicksFast);
 HWY_EXPORT(WordPickedYuvBytes);
 HWY_EXPORT(BlendQ6);
 HWY_EXPORT(Resample2TapQ6);
+HWY_EXPORT(ResamplePairsQ6);
 HWY_EXPORT(SplitChromaPairs);
 HWY_EXPORT(AccumulateQ6);
 HWY_EXPORT(ResampleWindowQ6);
@@ -952,6 +973,9 @@ void blend_q6(const int16_t* a, const int16_t* b, int16_t w, int16_t* out, int64
 }
 void resample_2tap_q6(const int16_t* in, const int32_t* index, const int16_t* weight, int16_t* out, int64_t n) {
   HWY_DYNAMIC_DISPATCH(Resample2TapQ6)(in, index, weight, out, n);
+}
+void resample_pairs_q6(const int16_t* in, const int16_t* weight, int16_t* out, int64_t n) {
+  HWY_DYNAMIC_DISPATCH(ResamplePairsQ6)(in, weight, out, n);
 }
 void split_chroma_pairs(const uint8_t* uv, bool vu, int64_t n, uint8_t* u, uint8_t* v) {
   HWY_DYNAMIC_DISPATCH(SplitChromaPairs)(uv, vu, n, u, v);

@@ -138,6 +138,9 @@ void shuffled_yuv_bytes(const uint8_t* const* rows, const ShuffleStream* streams
 void blend_q6(const int16_t* a, const int16_t* b, int16_t w, int16_t* out, int64_t n);
 /// out[i] = in[index[i]] + (in[index[i] + 1] - in[index[i]]) * weight[i] / 32768.
 void resample_2tap_q6(const int16_t* in, const int32_t* index, const int16_t* weight, int16_t* out, int64_t n);
+/// resample_2tap_q6 with index[i] = 2 i (a downscale that decoded each output's two taps side
+/// by side): out[i] = in[2 i] + (in[2 i + 1] - in[2 i]) * weight[i] / 32768, in vectors.
+void resample_pairs_q6(const int16_t* in, const int16_t* weight, int16_t* out, int64_t n);
 /// The U and V bytes of pixels 0 .. n - 1 of a semi-planar row with horizontally halved chroma
 /// (`uv` at pixel 0's pair, pixel 0 even; `vu` when V comes first), one byte per pixel.
 void split_chroma_pairs(const uint8_t* uv, bool vu, int64_t n, uint8_t* u, uint8_t* v);
