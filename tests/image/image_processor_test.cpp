@@ -439,9 +439,10 @@ TEST(ImageProcessor, HalfStoresRoundAsHalfFromFloatOnEveryInstructionSet) {
   }
 }
 
-// Bilinear downscales by 2 or more on the integer path decode each output's two taps side by
-// side and blend them in vectors (4K -> 640 is 6:1 with both taps at weight one half): ratios
-// whole and fractional, every 8-bit layout, flips, on every compiled instruction set.
+// Bilinear downscales by 2 or more decode each output's two taps side by side and blend them in
+// vectors, on the integer path and the float one (4K -> 640 is 6:1 with both taps at weight one
+// half): ratios whole and fractional, 8-bit and float outputs, flips, on every compiled
+// instruction set.
 TEST(ImageProcessor, BilinearDownscalesByTwoOrMoreMatchTheReferenceOnEveryInstructionSet) {
   struct Restore {
     ~Restore() { hwy::SetSupportedTargetsForTest(0); }
@@ -462,11 +463,13 @@ TEST(ImageProcessor, BilinearDownscalesByTwoOrMoreMatchTheReferenceOnEveryInstru
       ASSERT_OK_AND_ASSIGN(Tensor src, Tensor::image(shape.sw, shape.sh, shape.from, MemoryKind::Mem));
       fill_random(src, rng);
       for (PixelFormat to : {PixelFormat::Rgb, PixelFormat::Bgra, PixelFormat::PlanarRgb, PixelFormat::Grey}) {
-        for (DType dtype : {DType::U8, DType::I8}) {
+        for (DType dtype : {DType::U8, DType::I8, DType::F32, DType::F16}) {
           ASSERT_OK_AND_ASSIGN(Tensor dst, Tensor::image(shape.dw, shape.dh, to, MemoryKind::Mem, dtype));
           ConvertOptions o;
           o.resize = ResizeMode::Letterbox;
           o.flip = static_cast<Flip>(rng() % 4);
+          o.mean = {0.485f, 0.456f, 0.406f, 0.5f};
+          o.std = {0.229f, 0.224f, 0.225f, 0.25f};
           ASSERT_OK(proc.convert(src, dst, o));
           EXPECT_EQ(report(reference::compare(src, dst, o)), "")
               << hwy::TargetName(target) << ": " << to_string(shape.from) << " " << shape.sw << "x" << shape.sh

@@ -146,6 +146,7 @@ void CpuConverter::Plan::build_q6() {
     q6_taps(g.vertical, &q6_vertical);
   }
   q6_sample_stale = true;
+  pair_sample_stale = true;
 }
 
 void CpuConverter::prepare(const ImageRef& src, const ImageRef& dst, const Rect& crop, const ConvertOptions& options) {
@@ -171,6 +172,7 @@ void CpuConverter::prepare(const ImageRef& src, const ImageRef& dst, const Rect&
       p.build_q6();
     } else {
       p.q6_positions.clear(), p.q6_index.clear(), p.q6_weight.clear(), p.q6_vertical.clear();
+      p.q6_pairs = false;
       p.q6_sample_stale = true;
     }
   }
@@ -205,6 +207,13 @@ void CpuConverter::prepare(const ImageRef& src, const ImageRef& dst, const Rect&
             dst.format == PixelFormat::PlanarRgb && dst.dtype == DType::F32 && plan_->geometry.vertical.two_tap &&
             !plan_->cache_lines && !alpha_ && !fill_alpha_;
   for (int i = 0; direct_ && i < 3; ++i) direct_ = dst.planes[i].pixel == static_cast<int64_t>(sizeof(float));
+  // Float rows of a downscale by 2 or more decode only the two pixels each output blends (as
+  // the integer path does), not whole source lines.
+  pairs_ = plan_->q6_pairs && !plan_->cache_lines && plan_->geometry.vertical.two_tap && sampled_rows_supported(src);
+  if (pairs_ && (plan_->pair_sample_stale || plan_->pair_sample.format != src.format)) {
+    plan_->pair_sample.build(src.format, plan_->q6_positions.data(), static_cast<int64_t>(plan_->q6_positions.size()));
+    plan_->pair_sample_stale = false;
+  }
   // 8-bit outputs decode and resample in 16-bit fixed point (Q6), never through float.
   q6_ = !plan_->q6_vertical.empty() && (dst.dtype == DType::U8 || dst.dtype == DType::I8) && q6_writable(dst) &&
         q6_readable(src);
@@ -569,6 +578,22 @@ void CpuConverter::blend_then_resample(Scratch& s, int64_t line, float w, const 
     read_row_sampled(*src_, g.crop.x, g.crop.y + line + 1, index, stride, coeffs_, alpha_, b, s.staging.data(),
                      plan_->sample);
     for (int c = 0; c < channels_; ++c) kernels::blend_2(a.channel(c), b.channel(c), w, out.channel(c), stride);
+    return;
+  }
+  if (pairs_) {
+    const Geometry& g = plan_->geometry;
+    const int64_t n = static_cast<int64_t>(plan_->q6_positions.size());
+    const RgbaRows a{s.line.data(), n + 1}, b{s.line.data() + 4 * (n + 1), n + 1};
+    read_row_sampled(*src_, g.crop.x, g.crop.y + line, plan_->q6_positions.data(), n, coeffs_, alpha_, a,
+                     s.staging.data(), plan_->pair_sample);
+    if (w != 0.0f) {
+      read_row_sampled(*src_, g.crop.x, g.crop.y + line + 1, plan_->q6_positions.data(), n, coeffs_, alpha_, b,
+                       s.staging.data(), plan_->pair_sample);
+      for (int c = 0; c < channels_; ++c) kernels::blend_2(a.channel(c), b.channel(c), w, a.channel(c), n);
+    }
+    for (int c = 0; c < channels_; ++c) {
+      kernels::resample_pairs(a.channel(c), g.horizontal.weight.data(), out.channel(c), g.content.width);
+    }
     return;
   }
   const int64_t n = plan_->geometry.positions;

@@ -73,6 +73,8 @@ class CpuConverter {
     std::vector<int16_t> q6_vertical;  // vertical weights in Q15 (per tap for an area)
     SamplePlan q6_sample;
     bool q6_sample_stale = true;
+    SamplePlan pair_sample;  // the float path's picks of q6_positions when q6_pairs
+    bool pair_sample_stale = true;
     void build_q6();
   };
   static constexpr std::size_t kPlans = 8;
@@ -102,6 +104,7 @@ class CpuConverter {
   bool sampled_ = false;
   bool copy_bars_ = false;               // padding rows are copied from the first one written
   bool direct_ = false;                  // planned rows are written to the destination by the conversion
+  bool pairs_ = false;                   // float rows decode only each output's two taps
   bool q6_ = false;                      // 8-bit output by the integer path
   bool q6_pixels_ = false;               // ... whose one-line rows go from YUV bytes to pixels in one pass
   const std::byte* last_dst_ = nullptr;  // the previous call's destination (cache guess)

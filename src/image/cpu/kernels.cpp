@@ -77,6 +77,20 @@ void Resample2Tap(const float* HWY_RESTRICT in, const int32_t* HWY_RESTRICT inde
   }
 }
 
+void ResamplePairs(const float* HWY_RESTRICT in, const float* HWY_RESTRICT weight, float* HWY_RESTRICT out, int64_t n) {
+  int64_t i = 0;
+#if HWY_TARGET != HWY_SCALAR
+  const DF df;
+  const int64_t lanes = static_cast<int64_t>(hn::Lanes(df));
+  for (; i + lanes <= n; i += lanes) {
+    hn::Vec<DF> a, b;
+    hn::LoadInterleaved2(df, in + 2 * i, a, b);
+    hn::StoreU(hn::MulAdd(hn::LoadU(df, weight + i), hn::Sub(b, a), a), df, out + i);
+  }
+#endif
+  for (; i < n; ++i) out[i] = in[2 * i] + weight[i] * (in[2 * i + 1] - in[2 * i]);
+}
+
 void Resample1Tap(const float* HWY_RESTRICT in, const int32_t* HWY_RESTRICT index, float* HWY_RESTRICT out, int64_t n) {
   for (int64_t i = 0; i < n; ++i) out[i] = in[index[i]];
 }
@@ -914,6 +928,7 @@ namespace memhal::detail::kernels {
 
 HWY_EXPORT(Resample2Tap);
 HWY_EXPORT(Resample1Tap);
+HWY_EXPORT(ResamplePairs);
 HWY_EXPORT(Blend2);
 HWY_EXPORT(Accumulate);
 HWY_EXPORT(SemiPlanarToRgb);
@@ -999,6 +1014,9 @@ void interleave_8bit(const uint8_t* const* in, int channels, uint8_t* out, int64
 
 void resample_2tap(const float* in, const int32_t* index, const float* weight, float* out, int64_t n) {
   HWY_DYNAMIC_DISPATCH(Resample2Tap)(in, index, weight, out, n);
+}
+void resample_pairs(const float* in, const float* weight, float* out, int64_t n) {
+  HWY_DYNAMIC_DISPATCH(ResamplePairs)(in, weight, out, n);
 }
 void resample_1tap(const float* in, const int32_t* index, float* out, int64_t n) {
   HWY_DYNAMIC_DISPATCH(Resample1Tap)(in, index, out, n);

@@ -14,6 +14,8 @@ namespace memhal::detail::kernels {
 
 /// out[i] = in[index[i]] + weight[i] * (in[index[i] + 1] - in[index[i]]).
 void resample_2tap(const float* in, const int32_t* index, const float* weight, float* out, int64_t n);
+/// resample_2tap with index[i] = 2 i (each output's two taps decoded side by side).
+void resample_pairs(const float* in, const float* weight, float* out, int64_t n);
 /// out[i] = in[index[i]].
 void resample_1tap(const float* in, const int32_t* index, float* out, int64_t n);
 /// out[i] = a[i] + wb * (b[i] - a[i]); `out` may be `a` or `b`.
