@@ -199,20 +199,44 @@ void prefetch_row(const ImageRef& src, int64_t x, int64_t y, int64_t n) {
   }
 }
 
-// Word picks (see kernels::WordPicks): semi-planar formats 32 outputs a chunk, Y from the luma
-// row and the chroma pairs from theirs, where 32 outputs span at most 128 bytes (steps up to
-// about 4); else, and for packed formats, 16 a chunk: semi-planar Y (op 0), then U and V
-// (op 1); packed Y and U (op 0), then V (op 1), all from the one row.
+// Word picks (see kernels::WordPicks). Packed formats: whole macropixels, 16 outputs a chunk,
+// where a chunk's macropixels span at most 32 (steps up to about 4; a wider chunk fits no
+// 128-byte window by words either). Semi-planar: 32 outputs a chunk, Y from the luma row and
+// the chroma pairs from theirs, where 32 outputs span at most 128 bytes; else 16 a chunk, Y
+// (op 0), then U and V (op 1).
 void SamplePlan::build_words(bool semi, const std::array<int, 4>& pos, const int32_t* index, int64_t n) {
   kernels::WordPicks& w = words;
   w.chunks = 0;
+  w.stream = {0, 1};
+  w.macropixels = !semi;
+  if (!semi) {
+    const int64_t count = n / 16;
+    w.base[0].assign(static_cast<std::size_t>(count), 0);
+    w.control[0].assign(static_cast<std::size_t>(32 * count), 0);
+    for (int64_t k = 0; k < count; ++k) {
+      int32_t lo = INT32_MAX, hi = 0;
+      for (int l = 0; l < 16; ++l) lo = std::min(lo, index[16 * k + l] >> 1), hi = std::max(hi, index[16 * k + l] >> 1);
+      if (hi - lo >= 32) return;  // the shuffle chunks serve this step
+      w.base[0][static_cast<std::size_t>(k)] = 4 * lo;
+      for (int l = 0; l < 16; ++l) {
+        const int32_t at = index[16 * k + l];
+        w.control[0][static_cast<std::size_t>(32 * k + 2 * l)] = static_cast<uint16_t>((at >> 1) - lo);
+        w.control[0][static_cast<std::size_t>(32 * k + 2 * l + 1)] = static_cast<uint16_t>(8 * pos[(at & 1) ? 2 : 0]);
+      }
+    }
+    w.outputs = 16;
+    w.lo = {0, 0};
+    w.hi = {-1, -1};
+    w.u_byte = pos[1];
+    w.v_byte = pos[3];
+    w.chunks = count;
+    return;
+  }
   const int vu = pos[0];
-  // Byte offset, from its row start, of channel ch (0 Y, 1 U, 2 V) of output i; channel 3 is
-  // the chroma pair (semi-planar).
+  // Byte offset, from its row start, of channel ch (0 Y, 1 U, 2 V, 3 the chroma pair) of output i.
   const auto offset = [&](int ch, int64_t i) -> int64_t {
     const int32_t at = index[i];
-    if (semi) return ch == 0 ? at : ch == 3 ? (at & ~1) : (at & ~1) + (ch == 1 ? vu : 1 - vu);
-    return 4 * (at >> 1) + (ch == 0 ? pos[(at & 1) ? 2 : 0] : ch == 1 ? pos[1] : pos[3]);
+    return ch == 0 ? at : ch == 3 ? (at & ~1) : (at & ~1) + (ch == 1 ? vu : 1 - vu);
   };
   // Fills op o of every chunk from the channels of its lane groups (`lanes` lanes each); false
   // when a chunk's picks do not fit one window.
@@ -239,38 +263,7 @@ void SamplePlan::build_words(bool semi, const std::array<int, 4>& pos, const int
     }
     return true;
   };
-  w.stream = {0, 1};
-  w.macropixels = false;
-  if (!semi) {
-    // Macropixels: one dword permute gives 16 outputs' Y, U and V where their macropixels span
-    // at most 32 (steps up to about 4).
-    const int64_t count = n / 16;
-    w.base[0].assign(static_cast<std::size_t>(count), 0);
-    w.control[0].assign(static_cast<std::size_t>(32 * count), 0);
-    bool fits = count > 0;
-    for (int64_t k = 0; fits && k < count; ++k) {
-      int32_t lo = INT32_MAX, hi = 0;
-      for (int l = 0; l < 16; ++l) lo = std::min(lo, index[16 * k + l] >> 1), hi = std::max(hi, index[16 * k + l] >> 1);
-      fits = hi - lo < 32;
-      w.base[0][static_cast<std::size_t>(k)] = 4 * lo;
-      for (int l = 0; l < 16; ++l) {
-        const int32_t at = index[16 * k + l];
-        w.control[0][static_cast<std::size_t>(32 * k + 2 * l)] = static_cast<uint16_t>((at >> 1) - lo);
-        w.control[0][static_cast<std::size_t>(32 * k + 2 * l + 1)] = static_cast<uint16_t>(8 * pos[(at & 1) ? 2 : 0]);
-      }
-    }
-    if (fits) {
-      w.outputs = 16;
-      w.macropixels = true;
-      w.lo = {0, 0};
-      w.hi = {-1, -1};
-      w.u_byte = pos[1];
-      w.v_byte = pos[3];
-      w.chunks = count;
-      return;
-    }
-  }
-  if (semi && n >= 32 && plan_op(0, {0, -1}, 32, n / 32) && plan_op(1, {3, -1}, 32, n / 32)) {
+  if (n >= 32 && plan_op(0, {0, -1}, 32, n / 32) && plan_op(1, {3, -1}, 32, n / 32)) {
     w.outputs = 32;
     w.lo = {0, vu == 0 ? 1 : 2};
     w.hi = {-1, vu == 0 ? 2 : 1};
@@ -278,9 +271,9 @@ void SamplePlan::build_words(bool semi, const std::array<int, 4>& pos, const int
     return;
   }
   w.outputs = 16;
-  w.lo = semi ? std::array<int, 2>{0, 1} : std::array<int, 2>{0, 2};
-  w.hi = semi ? std::array<int, 2>{-1, 2} : std::array<int, 2>{1, -1};
-  if (plan_op(0, {w.lo[0], w.hi[0]}, 16, n / 16) && plan_op(1, {w.lo[1], w.hi[1]}, 16, n / 16)) w.chunks = n / 16;
+  w.lo = {0, 1};
+  w.hi = {-1, 2};
+  if (plan_op(0, {0, -1}, 16, n / 16) && plan_op(1, {1, 2}, 16, n / 16)) w.chunks = n / 16;
 }
 
 void SamplePlan::build(PixelFormat source, const int32_t* index, int64_t n) {
