@@ -328,28 +328,43 @@ void SamplePlan::build(PixelFormat source, const int32_t* index, int64_t n) {
   chunks = count;
 }
 
+namespace {
+
+// The two rows a sample plan's streams read from row `y`, column `x` on (luma, then the chroma
+// row; a packed row twice), and how many bytes each holds from there.
+struct PlanRows {
+  const uint8_t* rows[2];
+  int64_t limits[2];
+};
+
+PlanRows plan_rows(const ImageRef& src, int64_t x, int64_t y) {
+  const auto& p = src.planes;
+  const auto* luma = reinterpret_cast<const uint8_t*>(p[0].base + y * p[0].row + x * p[0].pixel);
+  PlanRows r{{luma, luma}, {src.width - x, src.width - x}};
+  if (src.format == PixelFormat::Yuyv || src.format == PixelFormat::Uyvy || src.format == PixelFormat::Vyuy) {
+    r.limits[0] = r.limits[1] = 2 * (src.width - x);
+  } else {
+    const int64_t cy = src.format == PixelFormat::Nv16 ? y : y >> 1;
+    r.rows[1] = reinterpret_cast<const uint8_t*>(p[1].base + cy * p[1].row + (x >> 1) * p[1].pixel);
+  }
+  return r;
+}
+
+}  // namespace
+
 int64_t read_row_planned(const ImageRef& src, int64_t x, int64_t y, const ColorCoeffs& coeffs, const SamplePlan& plan,
                          const float* affine, float* r, float* g, float* b, uint8_t* staging) {
   if (plan.format != src.format || (plan.chunks == 0 && plan.words.chunks == 0)) return 0;
-  const auto& p = src.planes;
-  const auto* luma = reinterpret_cast<const uint8_t*>(p[0].base + y * p[0].row + x * p[0].pixel);
-  const uint8_t* rows[2] = {luma, luma};
-  int64_t limits[2] = {src.width - x, src.width - x};  // bytes readable from rows[s]
-  if (src.format == PixelFormat::Yuyv || src.format == PixelFormat::Uyvy || src.format == PixelFormat::Vyuy) {
-    limits[0] = limits[1] = 2 * (src.width - x);
-  } else {
-    const int64_t cy = src.format == PixelFormat::Nv16 ? y : y >> 1;
-    rows[1] = reinterpret_cast<const uint8_t*>(p[1].base + cy * p[1].row + (x >> 1) * p[1].pixel);
-  }
+  const PlanRows from = plan_rows(src, x, y);
   if (plan.words.chunks > 0 && kernels::word_picks_fast()) {
     const int64_t n = plan.words.outputs * plan.words.chunks;
-    kernels::word_picked_yuv_bytes(rows, plan.words, limits, staging, staging + n, staging + 2 * n);
+    kernels::word_picked_yuv_bytes(from.rows, plan.words, from.limits, staging, staging + n, staging + 2 * n);
     kernels::planar_yuv_to_rgb(staging, staging + n, staging + 2 * n, n, coeffs, r, g, b, affine);
     return n;
   }
   if (plan.chunks == 0) return 0;
-  kernels::shuffled_yuv_to_rgb(rows, plan.streams.data(), limits, plan.slots.data(), plan.chunks, coeffs, affine, r, g,
-                               b);
+  kernels::shuffled_yuv_to_rgb(from.rows, plan.streams.data(), from.limits, plan.slots.data(), plan.chunks, coeffs,
+                               affine, r, g, b);
   return 8 * plan.chunks;
 }
 
@@ -482,20 +497,14 @@ YuvBytes read_row_yuv_bytes(const ImageRef& src, int64_t x, int64_t y, const int
       int64_t done = 0;
       const bool words = plan.words.chunks > 0 && kernels::word_picks_fast();
       if (index != nullptr && plan.format == src.format && (plan.chunks > 0 || words)) {
-        // The shuffle plan, as read_row_planned, stopping at the picked bytes.
-        const uint8_t* luma = row_ptr(0, x, y);
-        const uint8_t* rows[2] = {luma, luma};
-        int64_t limits[2] = {src.width - x, src.width - x};
-        if (src.format == PixelFormat::Yuyv || src.format == PixelFormat::Uyvy || src.format == PixelFormat::Vyuy) {
-          limits[0] = limits[1] = 2 * (src.width - x);
-        } else {
-          rows[1] = row_ptr(1, x >> 1, src.format == PixelFormat::Nv16 ? y : y >> 1);
-        }
+        // The plan, as read_row_planned, stopping at the picked bytes.
+        const PlanRows from = plan_rows(src, x, y);
         if (words) {
-          kernels::word_picked_yuv_bytes(rows, plan.words, limits, ys, us, vs);
+          kernels::word_picked_yuv_bytes(from.rows, plan.words, from.limits, ys, us, vs);
           done = plan.words.outputs * plan.words.chunks;
         } else {
-          kernels::shuffled_yuv_bytes(rows, plan.streams.data(), limits, plan.slots.data(), plan.chunks, ys, us, vs);
+          kernels::shuffled_yuv_bytes(from.rows, plan.streams.data(), from.limits, plan.slots.data(), plan.chunks, ys,
+                                      us, vs);
           done = 8 * plan.chunks;
         }
       }
