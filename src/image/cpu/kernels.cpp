@@ -665,6 +665,11 @@ void ShuffledYuvBytes(const uint8_t* const* rows, const ShuffleStream* streams, 
   }
 }
 
+// The byte of a 128-byte window that word-pick control word `w` names (kernels.hpp).
+inline uint8_t picked_byte(const uint8_t* window, uint16_t w) {
+  return window[2 * (w & 63) + ((w >> 11) & 1)];
+}
+
 bool WordPicksFast() {
   return HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL;
 }
@@ -696,8 +701,6 @@ void WordPickedYuvBytes(const uint8_t* const* rows, const WordPicks& plan, const
     std::memcpy(edges[o], row + at, static_cast<std::size_t>(end + 128 - at));
     return static_cast<const uint8_t*>(edges[o]);
   };
-  const auto byte_of = [](const uint8_t* from, uint16_t w) { return from[2 * (w & 63) + ((w >> 11) & 1)]; };
-  static_cast<void>(byte_of);
   if (plan.macropixels) {
     const int u_byte = plan.u_byte, v_byte = plan.v_byte;
     for (int64_t k = 0; k < chunks; ++k) {
@@ -737,7 +740,7 @@ void WordPickedYuvBytes(const uint8_t* const* rows, const WordPicks& plan, const
       _mm256_storeu_si256(reinterpret_cast<__m256i*>(hi1 + 32 * k), _mm512_cvtepi16_epi8(_mm512_srli_epi16(uv, 8)));
 #else
       for (int l = 0; l < 32; ++l) {
-        lo0[32 * k + l] = byte_of(luma, control0[32 * k + l]);
+        lo0[32 * k + l] = picked_byte(luma, control0[32 * k + l]);
         lo1[32 * k + l] = pairs[2 * (control1[32 * k + l] & 63)];
         hi1[32 * k + l] = pairs[2 * (control1[32 * k + l] & 63) + 1];
       }
@@ -754,9 +757,9 @@ void WordPickedYuvBytes(const uint8_t* const* rows, const WordPicks& plan, const
     if (hi != nullptr) _mm_storeu_si128(reinterpret_cast<__m128i*>(hi), _mm256_extracti128_si256(bytes, 1));
   };
 #else
-  const auto op = [&byte_of](const uint8_t* from, const uint16_t* c, uint8_t* lo, uint8_t* hi) {
-    for (int l = 0; l < 16; ++l) lo[l] = byte_of(from, c[l]);
-    for (int l = 0; hi != nullptr && l < 16; ++l) hi[l] = byte_of(from, c[16 + l]);
+  const auto op = [](const uint8_t* from, const uint16_t* c, uint8_t* lo, uint8_t* hi) {
+    for (int l = 0; l < 16; ++l) lo[l] = picked_byte(from, c[l]);
+    for (int l = 0; hi != nullptr && l < 16; ++l) hi[l] = picked_byte(from, c[16 + l]);
   };
 #endif
   for (int64_t k = 0; k < chunks; ++k) {
