@@ -253,13 +253,18 @@ TEST(ImageProcessor, LargeFloatDestinationsAtAnyRowAlignmentMatchTheReference) {
   }
 }
 
-// The compiled Highway targets this CPU runs, for the tests that force each in turn. A CPU whose
-// features every target wants more of (NEON without AES) leaves none to force: the dispatcher's
-// fallback is covered by SimdTarget.*, so those tests say so and skip rather than pass over
-// zero targets.
-std::vector<int64_t> compiled_targets_here() {
-  return hwy::SupportedAndGeneratedTargets();
-}
+// The compiled Highway targets this CPU runs, for the tests that force each in turn
+// (hwy::SetSupportedTargetsForTest); the dispatcher's own choice comes back at the end of the
+// scope. A CPU whose features every target wants more of (NEON without AES) leaves none to
+// force: the dispatcher's fallback is covered by SimdTarget.*, so those tests say so and skip
+// rather than pass over zero targets.
+struct ForcedTargets {
+  std::vector<int64_t> all = hwy::SupportedAndGeneratedTargets();
+  ForcedTargets() = default;
+  ForcedTargets(const ForcedTargets&) = delete;
+  ForcedTargets& operator=(const ForcedTargets&) = delete;
+  ~ForcedTargets() { hwy::SetSupportedTargetsForTest(0); }
+};
 constexpr const char* kNoTarget = "no compiled Highway target is supported by this CPU";
 
 // The kernels are compiled once per instruction set (Highway dynamic dispatch) and the machine
@@ -282,13 +287,10 @@ TEST(ImageProcessor, EveryCompiledInstructionSetMatchesTheReference) {
       {PixelFormat::I420, 64, 48, PixelFormat::PlanarRgb, DType::F32, 40, 40, Interpolation::Area},
       {PixelFormat::Bgra, 50, 30, PixelFormat::Grey, DType::U8, 33, 20, Interpolation::Bilinear},
   };
-  struct Restore {
-    ~Restore() { hwy::SetSupportedTargetsForTest(0); }
-  } restore;
+  ForcedTargets targets;
   std::mt19937 rng(23);
-  const std::vector<int64_t> targets = compiled_targets_here();
-  if (targets.empty()) GTEST_SKIP() << kNoTarget;
-  for (int64_t target : targets) {
+  if (targets.all.empty()) GTEST_SKIP() << kNoTarget;
+  for (int64_t target : targets.all) {
     hwy::SetSupportedTargetsForTest(target);
     auto proc = processor(1);
     for (const Job& job : jobs) {
@@ -312,14 +314,12 @@ TEST(ImageProcessor, EveryCompiledInstructionSetMatchesTheReference) {
 // window, jittered indices, and rows that end inside the last windows (held in vectors of exactly the readable bytes,
 // so that a sanitizer sees any read past them), on every compiled instruction set.
 TEST(ImageProcessor, WordPicksPickWhatTheShuffleWindowsPickOnEveryInstructionSet) {
-  struct Restore {
-    ~Restore() { hwy::SetSupportedTargetsForTest(0); }
-  } restore;
+  ForcedTargets targets;
   const PixelFormat formats[] = {PixelFormat::Nv12, PixelFormat::Nv21, PixelFormat::Nv16,
                                  PixelFormat::Yuyv, PixelFormat::Uyvy, PixelFormat::Vyuy};
   std::set<int> layouts;  // the layouts of the plans that were built
-  if (compiled_targets_here().empty()) GTEST_SKIP() << kNoTarget;
-  for (int64_t target : compiled_targets_here()) {
+  if (targets.all.empty()) GTEST_SKIP() << kNoTarget;
+  for (int64_t target : targets.all) {
     hwy::SetSupportedTargetsForTest(target);
     std::mt19937 rng(41);
     for (PixelFormat format : formats) {
@@ -369,9 +369,7 @@ TEST(ImageProcessor, WordPicksPickWhatTheShuffleWindowsPickOnEveryInstructionSet
 // either axis (padding columns beside each row, or whole padding rows), flips, on every
 // compiled instruction set.
 TEST(ImageProcessor, OneLineRowsFromYuvToInterleavedPixelsMatchTheReferenceOnEveryInstructionSet) {
-  struct Restore {
-    ~Restore() { hwy::SetSupportedTargetsForTest(0); }
-  } restore;
+  ForcedTargets targets;
   const PixelFormat sources[] = {PixelFormat::Nv12, PixelFormat::Nv21, PixelFormat::Nv16, PixelFormat::Nv24,
                                  PixelFormat::I420, PixelFormat::Yuyv, PixelFormat::Uyvy, PixelFormat::Vyuy};
   const PixelFormat outputs[] = {PixelFormat::Rgb, PixelFormat::Bgr, PixelFormat::Rgba, PixelFormat::Bgra};
@@ -382,8 +380,8 @@ TEST(ImageProcessor, OneLineRowsFromYuvToInterleavedPixelsMatchTheReferenceOnEve
   const Shape shapes[] = {{198, 90, 66, 66, Interpolation::Bilinear},  // 3:1 onto whole pixels, bars above and below
                           {96, 150, 50, 50, Interpolation::Nearest},   // bars left and right
                           {130, 40, 41, 17, Interpolation::Nearest}};  // odd sizes
-  if (compiled_targets_here().empty()) GTEST_SKIP() << kNoTarget;
-  for (int64_t target : compiled_targets_here()) {
+  if (targets.all.empty()) GTEST_SKIP() << kNoTarget;
+  for (int64_t target : targets.all) {
     hwy::SetSupportedTargetsForTest(target);
     std::mt19937 rng(43);
     auto proc = processor(1);
@@ -415,9 +413,7 @@ TEST(ImageProcessor, OneLineRowsFromYuvToInterleavedPixelsMatchTheReferenceOnEve
 // zeros, overflow to infinity, infinities and NaN (any NaN payload), on every compiled
 // instruction set.
 TEST(ImageProcessor, HalfStoresRoundAsHalfFromFloatOnEveryInstructionSet) {
-  struct Restore {
-    ~Restore() { hwy::SetSupportedTargetsForTest(0); }
-  } restore;
+  ForcedTargets targets;
   std::mt19937 rng(47);
   std::vector<float> in;
   for (int i = 0; i < 4096; ++i) {
@@ -432,8 +428,8 @@ TEST(ImageProcessor, HalfStoresRoundAsHalfFromFloatOnEveryInstructionSet) {
                   std::numeric_limits<float>::quiet_NaN()}) {
     in.push_back(f);
   }
-  if (compiled_targets_here().empty()) GTEST_SKIP() << kNoTarget;
-  for (int64_t target : compiled_targets_here()) {
+  if (targets.all.empty()) GTEST_SKIP() << kNoTarget;
+  for (int64_t target : targets.all) {
     hwy::SetSupportedTargetsForTest(target);
     std::vector<uint16_t> out(in.size());
     detail::kernels::store_f16(in.data(), 1.0f, 0.0f, out.data(), static_cast<int64_t>(in.size()));
@@ -454,9 +450,7 @@ TEST(ImageProcessor, HalfStoresRoundAsHalfFromFloatOnEveryInstructionSet) {
 // half): ratios whole and fractional, 8-bit and float outputs, flips, on every compiled
 // instruction set.
 TEST(ImageProcessor, BilinearDownscalesByTwoOrMoreMatchTheReferenceOnEveryInstructionSet) {
-  struct Restore {
-    ~Restore() { hwy::SetSupportedTargetsForTest(0); }
-  } restore;
+  ForcedTargets targets;
   struct Shape {
     PixelFormat from;
     int64_t sw, sh, dw, dh;
@@ -465,8 +459,8 @@ TEST(ImageProcessor, BilinearDownscalesByTwoOrMoreMatchTheReferenceOnEveryInstru
                           {PixelFormat::Yuyv, 250, 100, 61, 37},  // 4.1:1 and 2.7:1
                           {PixelFormat::I420, 130, 64, 65, 20},   // 2:1 exactly along rows
                           {PixelFormat::Rgba, 200, 90, 47, 30}};  // an RGB source
-  if (compiled_targets_here().empty()) GTEST_SKIP() << kNoTarget;
-  for (int64_t target : compiled_targets_here()) {
+  if (targets.all.empty()) GTEST_SKIP() << kNoTarget;
+  for (int64_t target : targets.all) {
     hwy::SetSupportedTargetsForTest(target);
     std::mt19937 rng(53);
     auto proc = processor(1);
@@ -504,11 +498,9 @@ TEST(ImageProcessor, IntegerPathAndHalfOutputsMatchTheReferenceOnEveryInstructio
   const std::vector<PixelFormat> outputs{PixelFormat::Rgb,       PixelFormat::Bgr,  PixelFormat::Rgba,
                                          PixelFormat::Bgra,      PixelFormat::Grey, PixelFormat::PlanarRgb,
                                          PixelFormat::PlanarRgba};
-  struct Restore {
-    ~Restore() { hwy::SetSupportedTargetsForTest(0); }
-  } restore;
-  if (compiled_targets_here().empty()) GTEST_SKIP() << kNoTarget;
-  for (int64_t target : compiled_targets_here()) {
+  ForcedTargets targets;
+  if (targets.all.empty()) GTEST_SKIP() << kNoTarget;
+  for (int64_t target : targets.all) {
     hwy::SetSupportedTargetsForTest(target);
     std::mt19937 rng(31);
     auto pick = [&](int64_t n) { return std::uniform_int_distribution<int64_t>(0, n - 1)(rng); };
@@ -572,11 +564,9 @@ TEST(ImageProcessor, AreaDownscalesOnTheIntegerPathMatchTheReferenceOnEveryInstr
       {PixelFormat::Nv16, PixelFormat::Rgb, 96, 80, 23, 17, ResizeMode::Letterbox, Rect{10, 6, 71, 59},
        Flip::Horizontal},
   };
-  struct Restore {
-    ~Restore() { hwy::SetSupportedTargetsForTest(0); }
-  } restore;
-  if (compiled_targets_here().empty()) GTEST_SKIP() << kNoTarget;
-  for (int64_t target : compiled_targets_here()) {
+  ForcedTargets targets;
+  if (targets.all.empty()) GTEST_SKIP() << kNoTarget;
+  for (int64_t target : targets.all) {
     hwy::SetSupportedTargetsForTest(target);
     std::mt19937 rng(5);
     auto proc = processor(2);
