@@ -3,6 +3,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -614,6 +615,99 @@ TEST(ImageProcessor, IntegerDecodeOfEveryYuvCodeMatchesTheReference) {
       o.range = range;
       ASSERT_OK(proc.convert(src, dst, o));
       EXPECT_EQ(report(reference::compare(src, dst, o)), "") << int(matrix) << " " << int(range);
+    }
+  }
+}
+
+// Letterbox bars that are one value repeated go down as string stores over whole runs of rows
+// (fill_rows_like), others row by row: over a destination full of stale bytes, at dense and
+// padded pitches, for bars above and below and at the sides, every bar byte is the reference's.
+TEST(ImageProcessor, LetterboxBarsOverStaleBytesMatchTheReference) {
+  std::mt19937 rng(23);
+  struct Pad {
+    std::array<uint8_t, 4> value;
+  };
+  for (unsigned threads : {1u, 3u}) {
+    auto proc = processor(threads);
+    for (DType dtype : {DType::U8, DType::I8, DType::F16, DType::F32}) {
+      for (PixelFormat to : {PixelFormat::PlanarRgb, PixelFormat::PlanarRgba, PixelFormat::Rgb, PixelFormat::Rgba,
+                             PixelFormat::Bgra, PixelFormat::Grey}) {
+        for (Pad pad : {Pad{{114, 114, 114, 114}}, Pad{{10, 200, 30, 255}}}) {
+          for (int64_t alignment : {1, 64}) {
+            for (bool wide : {true, false}) {
+              ASSERT_OK_AND_ASSIGN(Tensor src,
+                                   Tensor::image(wide ? 64 : 24, wide ? 24 : 64, PixelFormat::Nv12, MemoryKind::Mem));
+              ASSERT_OK_AND_ASSIGN(Tensor dst, Tensor::image(40, 40, to, MemoryKind::Mem, dtype, alignment));
+              fill_random(src, rng);
+              fill_random(dst, rng);
+              ConvertOptions o;
+              o.resize = ResizeMode::Letterbox;
+              o.pad = pad.value;
+              o.mean = {0.485f, 0.456f, 0.406f, 0.5f};
+              o.std = {0.229f, 0.224f, 0.225f, 0.25f};
+              ASSERT_OK(proc.convert(src, dst, o));
+              EXPECT_EQ(report(reference::compare(src, dst, o)), "")
+                  << to_string(to) << " " << to_string(dtype) << " pad " << int(pad.value[0]) << " alignment "
+                  << alignment << (wide ? " bars above and below" : " bars at the sides") << ", " << threads
+                  << " threads";
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(ImageProcessor, FillRowsLikeRepeatsOneValueAndRefusesRowsThatAreNot) {
+  // Four rows of 6 three-channel u16 pixels, 4 bytes of padding after each.
+  constexpr int64_t kWidth = 6, kRow = kWidth * 6 + 4;
+  std::vector<std::byte> bytes(4 * kRow, std::byte{0xA5});
+  detail::ImageRef image;
+  image.format = PixelFormat::Rgb;
+  image.dtype = DType::F16;
+  image.width = kWidth;
+  image.height = 4;
+  image.plane_count = 1;
+  image.planes[0] = {.base = bytes.data(), .row = kRow, .pixel = 6, .comp = 2};
+  const auto set_row = [&](int64_t y, std::array<uint16_t, 3> pixel) {
+    for (int64_t x = 0; x < kWidth; ++x) std::memcpy(bytes.data() + y * kRow + 6 * x, pixel.data(), 6);
+  };
+  // Channels alike: rows 1 and 2 become row 0, padding bytes untouched.
+  set_row(0, {0x3C00, 0x3C00, 0x3C00});
+  ASSERT_TRUE(detail::fill_rows_like(image, 0, 1, 3));
+  for (int64_t y = 1; y < 3; ++y) {
+    EXPECT_EQ(std::memcmp(bytes.data() + y * kRow, bytes.data(), kWidth * 6), 0) << y;
+    for (int64_t b = kWidth * 6; b < kRow; ++b) EXPECT_EQ(bytes[y * kRow + b], std::byte{0xA5}) << y << " " << b;
+  }
+  EXPECT_EQ(bytes[3 * kRow], std::byte{0xA5});
+  // Channels unlike, or pixels unlike along the row: refused, nothing written.
+  const std::vector<std::byte> before = bytes;
+  set_row(0, {0x3C00, 0x4000, 0x3C00});
+  const std::vector<std::byte> unlike = bytes;
+  EXPECT_FALSE(detail::fill_rows_like(image, 0, 1, 4));
+  EXPECT_EQ(bytes, unlike);
+  set_row(0, {0x3C00, 0x3C00, 0x3C00});
+  std::memset(bytes.data() + 6 * (kWidth - 1), 0, 2);
+  const std::vector<std::byte> ragged = bytes;
+  EXPECT_FALSE(detail::fill_rows_like(image, 0, 1, 4));
+  EXPECT_EQ(bytes, ragged);
+}
+
+TEST(ImageProcessor, FillRepeatedWritesExactlyCountValuesAtAnyAlignment) {
+  for (int size : {1, 2, 4}) {
+    for (int64_t offset : {0, 1, 3}) {
+      for (int64_t count : {0, 1, 7, 64, 1000, 4099}) {
+        std::vector<uint8_t> out(static_cast<std::size_t>(4 * count + 16), 0xA5);
+        const uint32_t value = 0x12345678u;
+        detail::kernels::fill_repeated(out.data() + offset, &value, size, count);
+        for (int64_t i = 0; i < static_cast<int64_t>(out.size()); ++i) {
+          const int64_t at = i - offset;
+          const bool inside = at >= 0 && at < count * size;
+          const uint8_t want = inside ? reinterpret_cast<const uint8_t*>(&value)[at % size] : uint8_t{0xA5};
+          ASSERT_EQ(out[static_cast<std::size_t>(i)], want)
+              << "size " << size << " offset " << offset << " count " << count << " byte " << i;
+        }
+      }
     }
   }
 }

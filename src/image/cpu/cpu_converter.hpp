@@ -91,6 +91,7 @@ class CpuConverter {
   void compose_row(Scratch& s, int64_t y, const RgbaRows& row);
   bool write_direct(Scratch& s, int64_t y, const RgbaRows& row);
   void prefetch_next(int64_t r);
+  int64_t next_bar_rows(int64_t y, int64_t y1, int64_t written, bool& fill);
   const float* cached_line(Scratch& s, int64_t line, int64_t keep);
   void resample_line(Scratch& s, int64_t line, float* out);
   RgbaRows decode_line(Scratch& s, int64_t line, int slot);

@@ -482,6 +482,22 @@ void StreamCopy(const uint8_t* HWY_RESTRICT in, uint8_t* HWY_RESTRICT out, int64
   for (; i < n; ++i) out[i] = in[i];
 }
 
+template <typename T>
+void FillLanes(T* HWY_RESTRICT out, T value, int64_t count) {
+  const hn::ScalableTag<T> d;
+  const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
+  const auto v = hn::Set(d, value);
+  int64_t i = 0;
+  for (; i + lanes <= count; i += lanes) hn::StoreU(v, d, out + i);
+  for (; i < count; ++i) out[i] = value;
+}
+
+void FillRepeated(void* out, uint32_t value, int size, int64_t count) {
+  if (size == 1) return FillLanes(static_cast<uint8_t*>(out), static_cast<uint8_t>(value), count);
+  if (size == 2) return FillLanes(static_cast<uint16_t*>(out), static_cast<uint16_t>(value), count);
+  FillLanes(static_cast<uint32_t*>(out), value, count);
+}
+
 // Adding 1.5 * 2^23 to a value in [0, 255] rounds it to the nearest integer (ties to even, as
 // lrintf) into the low mantissa bits; less the constant's own bits, that is the integer. An
 // add, a subtract and a byte pick instead of NearestInt's overflow fix-ups and a two-step
@@ -944,6 +960,7 @@ HWY_EXPORT(ShuffledYuvToRgb);
 HWY_EXPORT(BytesToRgb);
 HWY_EXPORT(StoreF32);
 HWY_EXPORT(StreamCopy);
+HWY_EXPORT(FillRepeated);
 HWY_EXPORT(StoreF16);
 HWY_EXPORT(Store8Bit);
 HWY_EXPORT(Store8BitInterleaved);
@@ -1102,6 +1119,21 @@ uint16_t half_from_float(float f) {
 }
 void stream_copy(const uint8_t* in, uint8_t* out, int64_t n) {
   HWY_DYNAMIC_DISPATCH(StreamCopy)(in, out, n);
+}
+void fill_repeated(void* out, const void* value, int size, int64_t count) {
+  if (count <= 0) return;
+  uint32_t v = 0;
+  std::memcpy(&v, value, static_cast<std::size_t>(size));
+#if defined(__x86_64__) && !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
+  auto n = static_cast<std::size_t>(count);
+  switch (size) {
+    case 1: asm volatile("rep stosb" : "+D"(out), "+c"(n) : "a"(v) : "memory"); return;
+    case 2: asm volatile("rep stosw" : "+D"(out), "+c"(n) : "a"(v) : "memory"); return;
+    default: asm volatile("rep stosl" : "+D"(out), "+c"(n) : "a"(v) : "memory"); return;
+  }
+#else
+  HWY_DYNAMIC_DISPATCH(FillRepeated)(out, v, size, count);
+#endif
 }
 void flush_streams() {
   hwy::FlushStream();

@@ -103,6 +103,11 @@ void store_f16(const float* in, float scale, float bias, uint16_t* out, int64_t 
 uint16_t half_from_float(float f);
 /// memcpy written around the caches, as store_f32 with `stream`.
 void stream_copy(const uint8_t* in, uint8_t* out, int64_t n);
+/// `count` copies of the `size`-byte value at `value` (size 1, 2 or 4) from `out` on. On x86-64
+/// a string store (rep stos), which the CPU writes as whole lines without first reading what
+/// they held, as memset does for one byte; vector stores elsewhere (and under the sanitizers,
+/// which do not see into assembly).
+void fill_repeated(void* out, const void* value, int size, int64_t count);
 /// Orders this thread's non-temporal stores before its later stores (a fence on x86).
 void flush_streams();
 /// out[i] = clamp(round(in[i]), 0, 255) + bias (bias 0 for u8, -128 for i8), contiguous.

@@ -118,6 +118,12 @@ bool rows_copyable(const ImageRef& dst);
 /// caches with `stream`.
 void copy_row(const ImageRef& dst, int64_t from, int64_t to, bool stream);
 
+/// Sets rows [to, end) of every plane to what row `from` holds where that row is one value
+/// repeated in each plane (a letterbox bar of a planar destination, or of an interleaved one
+/// whose padding channels are alike): string stores, no reads. False, writing nothing, where a
+/// row is not; `rows_copyable(dst)` must hold.
+bool fill_rows_like(const ImageRef& dst, int64_t from, int64_t to, int64_t end);
+
 /// The destination formats and dtypes `write_rows` serves.
 bool writable(PixelFormat format, DType dtype);
 

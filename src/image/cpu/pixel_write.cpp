@@ -1,5 +1,6 @@
 // Destination side of pixel_io.hpp: float RGBA rows to every output format and dtype.
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstring>
 
@@ -160,6 +161,45 @@ void copy_row(const ImageRef& dst, int64_t from, int64_t to, bool stream) {
     }
     std::memcpy(p.base + to * p.row, p.base + from * p.row, static_cast<std::size_t>(dst.width * p.pixel));
   }
+}
+
+bool fill_rows_like(const ImageRef& dst, int64_t from, int64_t to, int64_t end) {
+  struct Fill {
+    uint32_t value = 0;
+    int size = 1;
+  };
+  std::array<Fill, 4> fills{};
+  const auto esize = static_cast<int>(size_of(dst.dtype));
+  for (int i = 0; i < dst.plane_count; ++i) {
+    const PlaneRef& p = dst.planes[i];
+    const auto* row = reinterpret_cast<const uint8_t*>(p.base + from * p.row);
+    const auto bytes = static_cast<std::size_t>(dst.width * p.pixel);
+    const auto pixel = static_cast<std::size_t>(p.pixel);
+    // One pixel repeated along the row, and that pixel one element (or one byte) repeated.
+    if (bytes > pixel && std::memcmp(row, row + pixel, bytes - pixel) != 0) return false;
+    const auto alike = [&](std::size_t size) {
+      for (std::size_t b = size; b < pixel; b += size) {
+        if (std::memcmp(row, row + b, size) != 0) return false;
+      }
+      return true;
+    };
+    const int size = (esize == 2 || esize == 4) && alike(static_cast<std::size_t>(esize)) ? esize : 1;
+    if (size == 1 && !alike(1)) return false;
+    std::memcpy(&fills[i].value, row, static_cast<std::size_t>(size));
+    fills[i].size = size;
+  }
+  for (int i = 0; i < dst.plane_count; ++i) {
+    const PlaneRef& p = dst.planes[i];
+    const int64_t elements = dst.width * p.pixel / fills[i].size;
+    if (p.row == dst.width * p.pixel) {  // the rows are one run of bytes
+      kernels::fill_repeated(p.base + to * p.row, &fills[i].value, fills[i].size, elements * (end - to));
+      continue;
+    }
+    for (int64_t y = to; y < end; ++y) {
+      kernels::fill_repeated(p.base + y * p.row, &fills[i].value, fills[i].size, elements);
+    }
+  }
+  return true;
 }
 
 bool writable(PixelFormat format, DType dtype) {
