@@ -545,6 +545,67 @@ TEST(ImageProcessor, IntegerPathAndHalfOutputsMatchTheReferenceOnEveryInstructio
   }
 }
 
+// Planar f16 rows of one source line come straight from the picked bytes (planar_yuv_to_half),
+// f32 ones likewise as floats: each half must be the f32 output rounded to nearest even, for
+// the letterbox the benchmarks run (3:1, whole source pixels) and nearest sampling, on every
+// instruction set (word picks on AVX-512, shuffle windows and a float row elsewhere).
+TEST(ImageProcessor, HalfOutputsAreTheFloatOutputsRoundedOnEveryInstructionSet) {
+  struct Job {
+    PixelFormat from;
+    int64_t sw, sh, dw, dh;
+    Interpolation interpolation;
+  };
+  const std::vector<Job> jobs{{PixelFormat::Nv12, 384, 216, 128, 128, Interpolation::Bilinear},
+                              {PixelFormat::Nv21, 384, 216, 128, 128, Interpolation::Bilinear},
+                              {PixelFormat::Yuyv, 384, 216, 128, 128, Interpolation::Bilinear},
+                              {PixelFormat::Uyvy, 390, 222, 130, 100, Interpolation::Bilinear},
+                              {PixelFormat::Nv12, 256, 144, 100, 100, Interpolation::Nearest},
+                              {PixelFormat::Yuyv, 200, 300, 96, 96, Interpolation::Nearest}};
+  ForcedTargets targets;
+  if (targets.all.empty()) GTEST_SKIP() << kNoTarget;
+  for (int64_t target : targets.all) {
+    hwy::SetSupportedTargetsForTest(target);
+    std::mt19937 rng(53);
+    auto proc = processor(1);
+    for (const Job& job : jobs) {
+      ASSERT_OK_AND_ASSIGN(Tensor src, Tensor::image(job.sw, job.sh, job.from, MemoryKind::Mem));
+      fill_random(src, rng);
+      ASSERT_OK_AND_ASSIGN(Tensor f32_dst,
+                           Tensor::image(job.dw, job.dh, PixelFormat::PlanarRgb, MemoryKind::Mem, DType::F32));
+      ASSERT_OK_AND_ASSIGN(Tensor f16_dst,
+                           Tensor::image(job.dw, job.dh, PixelFormat::PlanarRgb, MemoryKind::Mem, DType::F16));
+      ConvertOptions o;
+      o.resize = ResizeMode::Letterbox;
+      o.interpolation = job.interpolation;
+      o.pad = {114, 114, 114, 0};
+      o.mean = {0.485f, 0.456f, 0.406f, 0.5f};
+      o.std = {0.229f, 0.224f, 0.225f, 0.25f};
+      o.swap_rb = std::uniform_int_distribution<int>(0, 1)(rng) == 1;
+      ASSERT_OK(proc.convert(src, f32_dst, o));
+      ASSERT_OK(proc.convert(src, f16_dst, o));
+      EXPECT_EQ(report(reference::compare(src, f16_dst, o)), "") << hwy::TargetName(target);
+      // Planar RGB is one {3, H, W} tensor with padded rows: byte strides.
+      auto floats = *f32_dst.map(CpuAccess::Read);
+      auto halves = *f16_dst.map(CpuAccess::Read);
+      const auto fs = floats.layout().strides();
+      const auto hs = halves.layout().strides();
+      for (int64_t c = 0; c < 3; ++c) {
+        for (int64_t y = 0; y < job.dh; ++y) {
+          for (int64_t x = 0; x < job.dw; ++x) {
+            float f = 0;
+            uint16_t h = 0;
+            std::memcpy(&f, floats.const_data() + c * fs[0] + y * fs[1] + x * fs[2], sizeof f);
+            std::memcpy(&h, halves.const_data() + c * hs[0] + y * hs[1] + x * hs[2], sizeof h);
+            ASSERT_EQ(h, detail::kernels::half_from_float(f))
+                << hwy::TargetName(target) << ": " << to_string(job.from) << " " << job.sw << "x" << job.sh << " -> "
+                << job.dw << "x" << job.dh << ", channel " << c << " (" << x << ", " << y << "), f32 " << f;
+          }
+        }
+      }
+    }
+  }
+}
+
 // Area downscales of 8-bit outputs sum Q6 lines vertically, then each output's taps along the
 // row: integer and non-integer ratios, one axis kept (the decoded pixels are the outputs, or
 // the vertical axis upscaled), crops, flips and letterbox bars, on every instruction set.

@@ -204,9 +204,9 @@ void CpuConverter::prepare(const ImageRef& src, const ImageRef& dst, const Rect&
     plan_->sample_stale = false;
   }
   direct_ = sampled_ && (plan_->sample.chunks > 0 || plan_->sample.words.chunks > 0) &&
-            dst.format == PixelFormat::PlanarRgb && dst.dtype == DType::F32 && plan_->geometry.vertical.two_tap &&
-            !plan_->cache_lines && !alpha_ && !fill_alpha_;
-  for (int i = 0; direct_ && i < 3; ++i) direct_ = dst.planes[i].pixel == static_cast<int64_t>(sizeof(float));
+            dst.format == PixelFormat::PlanarRgb && (dst.dtype == DType::F32 || dst.dtype == DType::F16) &&
+            plan_->geometry.vertical.two_tap && !plan_->cache_lines && !alpha_ && !fill_alpha_;
+  for (int i = 0; direct_ && i < 3; ++i) direct_ = dst.planes[i].pixel == static_cast<int64_t>(size_of(dst.dtype));
   // Float rows of a downscale by 2 or more decode only the two pixels each output blends (as
   // the integer path does), not whole source lines.
   pairs_ = plan_->q6_pairs && !plan_->cache_lines && plan_->geometry.vertical.two_tap && sampled_rows_supported(src);
@@ -651,39 +651,61 @@ void CpuConverter::prefetch_next(int64_t r) {
   if (v.weight[r + 1] != 0.0f) prefetch_row(*src_, g.crop.x, g.crop.y + next + 1, g.positions);
 }
 
-// Normalised planar float rows that one source line feeds go to the destination straight from
-// the planned conversion, which scales and biases in registers: no float row in between and
-// no second pass over it. Only the columns the plan does not cover go through `row`. Plain
-// stores even for a destination streamed otherwise: non-temporal 32-byte pieces into three
-// planes in turn were 2.5x slower (Zen 3), plain ones as fast as the streamed second pass.
+// Normalised planar float and half rows that one source line feeds go to the destination
+// straight from the planned conversion, which scales and biases in registers: no float row in
+// between and no second pass over it. Only the columns the plan does not cover go through
+// `row`. Plain stores even for a destination streamed otherwise: non-temporal 32-byte pieces
+// into three planes in turn were 2.5x slower (Zen 3), plain ones as fast as the streamed second
+// pass.
 bool CpuConverter::write_direct(Scratch& s, int64_t y, const RgbaRows& row) {
   const Geometry& g = plan_->geometry;
   const Rect& box = g.content;
   const int64_t r = y - box.y;
   if (g.vertical.weight[r] != 0.0f) return false;
   prefetch_next(r);
-  float* out[3];
+  const bool half = dst_->dtype == DType::F16;
+  const int64_t esize = half ? 2 : 4;
+  std::byte* out[3];  // row y of the plane that takes R, G, B
   float affine[6];
   for (int j = 0; j < 3; ++j) {
     const int c = params_.order[j];
-    out[c] = reinterpret_cast<float*>(dst_->planes[j].base + y * dst_->planes[j].row);
+    out[c] = dst_->planes[j].base + y * dst_->planes[j].row;
     affine[c] = params_.scale[j];
     affine[3 + c] = params_.bias[j];
   }
+  const auto at = [&](int c, int64_t x) { return out[c] + x * esize; };
   const int64_t line = g.crop.y + g.vertical.index[r];
-  const int64_t done = read_row_planned(*src_, g.crop.x, line, coeffs_, plan_->sample, affine, out[0] + box.x,
-                                        out[1] + box.x, out[2] + box.x, s.staging.data());
+  const RgbaRows content{row.base + box.x, row.stride};
+  int64_t done = 0;
+  if (half) {
+    uint16_t* const halves[3] = {reinterpret_cast<uint16_t*>(at(0, box.x)), reinterpret_cast<uint16_t*>(at(1, box.x)),
+                                 reinterpret_cast<uint16_t*>(at(2, box.x))};
+    done =
+        read_row_planned_half(*src_, g.crop.x, line, coeffs_, plan_->sample, affine, halves, content, s.staging.data());
+  } else {
+    done = read_row_planned(*src_, g.crop.x, line, coeffs_, plan_->sample, affine,
+                            reinterpret_cast<float*>(at(0, box.x)), reinterpret_cast<float*>(at(1, box.x)),
+                            reinterpret_cast<float*>(at(2, box.x)), s.staging.data());
+  }
   if (done < box.width) {
     static const SamplePlan kNoPlan;
     read_row_sampled(*src_, g.crop.x, line, g.horizontal.index.data() + done, box.width - done, coeffs_, false,
                      RgbaRows{row.base + box.x + done, row.stride}, s.staging.data(), kNoPlan);
   }
-  const int64_t after = box.x + done;  // the rest of the row: outputs past the plan, padding
+  // The rest of the row, from `row`: outputs past the plan, and the padding on both sides.
+  const int64_t after = box.x + done;
+  const auto store = [&](const float* in, int j, int64_t x, int64_t n) {
+    const int c = params_.order[j];
+    if (half) {
+      kernels::store_f16(in + x, params_.scale[j], params_.bias[j], reinterpret_cast<uint16_t*>(at(c, x)), n);
+    } else {
+      kernels::store_f32(in + x, params_.scale[j], params_.bias[j], reinterpret_cast<float*>(at(c, x)), n, false);
+    }
+  };
   for (int j = 0; j < 3; ++j) {
     const float* in = row.channel(params_.order[j]);
-    float* o = out[params_.order[j]];
-    kernels::store_f32(in, params_.scale[j], params_.bias[j], o, box.x, false);
-    kernels::store_f32(in + after, params_.scale[j], params_.bias[j], o + after, dst_->width - after, false);
+    store(in, j, 0, box.x);
+    store(in, j, after, dst_->width - after);
   }
   return true;
 }

@@ -426,51 +426,72 @@ void StoreF32(const float* HWY_RESTRICT in, float scale, float bias, float* HWY_
 // |x| < 65536, where the f32 bits map onto the f16 ones by one rounding add and a rebias);
 // a vector holding any other lane (zero, subnormal, overflow, NaN) goes through the scalar
 // conversion. Highway's own demotion truncates on targets without F16C.
-void StoreF16(const float* HWY_RESTRICT in, float scale, float bias, uint16_t* HWY_RESTRICT out, int64_t n) {
+// One vector of floats as IEEE halves at `out`, rounded to nearest even (as half_from_float).
+HWY_INLINE void StoreHalves(DF df, hn::Vec<DF> v, uint16_t* HWY_RESTRICT out) {
 #if (HWY_TARGET == HWY_AVX2 || HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL) && !defined(HWY_DISABLE_F16C)
   // F16C's vcvtps2ph, rounding to nearest even by its immediate: one instruction per vector
   // where the path below spends a dozen (it was 28% of the cold f16 job).
-  {
-    const DF df;
-    const hn::Rebind<hwy::float16_t, DF> dh;
-    const int64_t lanes = static_cast<int64_t>(hn::Lanes(df));
-    const auto vs = hn::Set(df, scale);
-    const auto vb = hn::Set(df, bias);
-    auto* halves = reinterpret_cast<hwy::float16_t*>(out);
-    int64_t i = 0;
-    for (; i + lanes <= n; i += lanes)
-      hn::StoreU(hn::DemoteTo(dh, hn::MulAdd(hn::LoadU(df, in + i), vs, vb)), dh, halves + i);
-    for (; i < n; ++i) out[i] = half_from_float(in[i] * scale + bias);
+  const hn::Rebind<hwy::float16_t, DF> dh;
+  hn::StoreU(hn::DemoteTo(dh, v), dh, reinterpret_cast<hwy::float16_t*>(out));
+#else
+  const hn::RebindToUnsigned<DF> du;
+  const hn::RebindToSigned<DF> di;
+  const hn::Rebind<uint16_t, DF> d16;
+  const auto bits = hn::BitCast(du, v);
+  const auto abs = hn::And(bits, hn::Set(du, 0x7FFFFFFFu));
+  const auto signed_abs = hn::BitCast(di, abs);  // below 2^31: compares as signed
+  if (!hn::AllTrue(di, hn::And(hn::Not(hn::Lt(signed_abs, hn::Set(di, 0x38800000))),
+                               hn::Lt(signed_abs, hn::Set(di, 0x47800000))))) {
+    // Subnormal, zero, too large or not a number somewhere: lane by lane.
+    HWY_ALIGN float lanes[hn::MaxLanes(df)];
+    hn::Store(v, df, lanes);
+    for (std::size_t k = 0; k < hn::Lanes(df); ++k) out[k] = half_from_float(lanes[k]);
     return;
   }
+  const auto one = hn::Set(du, 1u);
+  const auto rounded = hn::Add(abs, hn::Add(hn::Set(du, 0xFFFu), hn::And(hn::ShiftRight<13>(abs), one)));
+  const auto half = hn::Or(hn::Sub(hn::ShiftRight<13>(rounded), hn::Set(du, 112u << 10)),
+                           hn::And(hn::ShiftRight<16>(bits), hn::Set(du, 0x8000u)));
+  hn::StoreU(hn::DemoteTo(d16, hn::BitCast(di, half)), d16, out);
 #endif
+}
+
+void StoreF16(const float* HWY_RESTRICT in, float scale, float bias, uint16_t* HWY_RESTRICT out, int64_t n) {
   const DF df;
-  const hn::RebindToUnsigned<DF> du;
-  const hn::Rebind<uint16_t, DF> d16;
   const int64_t lanes = static_cast<int64_t>(hn::Lanes(df));
   const auto vs = hn::Set(df, scale);
   const auto vb = hn::Set(df, bias);
-  const hn::RebindToSigned<DF> di;
-  const auto low = hn::Set(di, 0x38800000), high = hn::Set(di, 0x47800000);
-  const auto magnitude = hn::Set(du, 0x7FFFFFFFu);
-  const auto one = hn::Set(du, 1u);
-  const auto round = hn::Set(du, 0xFFFu);
-  const auto rebias = hn::Set(du, 112u << 10);
-  const auto sign_bit = hn::Set(du, 0x8000u);
+  int64_t i = 0;
+  for (; i + lanes <= n; i += lanes) StoreHalves(df, hn::MulAdd(hn::LoadU(df, in + i), vs, vb), out + i);
+  for (; i < n; ++i) out[i] = half_from_float(in[i] * scale + bias);
+}
+
+// PlanarYuvToRgb's normalised outputs as IEEE halves: the f16 rows straight from the picked
+// bytes, no float row between.
+void PlanarYuvToHalf(const uint8_t* HWY_RESTRICT y, const uint8_t* HWY_RESTRICT u, const uint8_t* HWY_RESTRICT v,
+                     int64_t n, const ColorCoeffs& c, uint16_t* HWY_RESTRICT r, uint16_t* HWY_RESTRICT g,
+                     uint16_t* HWY_RESTRICT b, const float* affine) {
+  const DF df;
+  const int64_t lanes = static_cast<int64_t>(hn::Lanes(df));
+  const ColorCoeffs coeffs = c;
+  const auto sr = hn::Set(df, affine[0]), sg = hn::Set(df, affine[1]), sb = hn::Set(df, affine[2]);
+  const auto br = hn::Set(df, affine[3]), bg = hn::Set(df, affine[4]), bb = hn::Set(df, affine[5]);
   int64_t i = 0;
   for (; i + lanes <= n; i += lanes) {
-    const auto bits = hn::BitCast(du, hn::MulAdd(hn::LoadU(df, in + i), vs, vb));
-    const auto abs = hn::And(bits, magnitude);
-    const auto signed_abs = hn::BitCast(di, abs);  // below 2^31: compares as signed
-    if (!hn::AllTrue(di, hn::And(hn::Not(hn::Lt(signed_abs, low)), hn::Lt(signed_abs, high)))) {
-      for (int64_t k = i; k < i + lanes; ++k) out[k] = half_from_float(in[k] * scale + bias);
-      continue;
-    }
-    const auto rounded = hn::Add(abs, hn::Add(round, hn::And(hn::ShiftRight<13>(abs), one)));
-    const auto half = hn::Or(hn::Sub(hn::ShiftRight<13>(rounded), rebias), hn::And(hn::ShiftRight<16>(bits), sign_bit));
-    hn::StoreU(hn::DemoteTo(d16, hn::BitCast(di, half)), d16, out + i);
+    hn::Vec<DF> rr, gg, bl;
+    yuv_clamped(df, load_u8_as_f32(df, y + i), load_u8_as_f32(df, u + i), load_u8_as_f32(df, v + i), coeffs, rr, gg,
+                bl);
+    StoreHalves(df, hn::MulAdd(rr, sr, br), r + i);
+    StoreHalves(df, hn::MulAdd(gg, sg, bg), g + i);
+    StoreHalves(df, hn::MulAdd(bl, sb, bb), b + i);
   }
-  for (; i < n; ++i) out[i] = half_from_float(in[i] * scale + bias);
+  for (; i < n; ++i) {
+    float rgb[3];
+    yuv_scalar(y[i], u[i], v[i], coeffs, rgb, rgb + 1, rgb + 2);
+    r[i] = half_from_float(rgb[0] * affine[0] + affine[3]);
+    g[i] = half_from_float(rgb[1] * affine[1] + affine[4]);
+    b[i] = half_from_float(rgb[2] * affine[2] + affine[5]);
+  }
 }
 
 void StreamCopy(const uint8_t* HWY_RESTRICT in, uint8_t* HWY_RESTRICT out, int64_t n) {
@@ -953,6 +974,7 @@ HWY_EXPORT(Accumulate);
 HWY_EXPORT(SemiPlanarToRgb);
 HWY_EXPORT(SemiPlanar444ToRgb);
 HWY_EXPORT(PlanarYuvToRgb);
+HWY_EXPORT(PlanarYuvToHalf);
 HWY_EXPORT(Packed422ToRgb);
 HWY_EXPORT(SampledSemiPlanarToRgb);
 HWY_EXPORT(SampledPacked422ToRgb);
@@ -1058,6 +1080,10 @@ void semi_planar_444_to_rgb(const uint8_t* y, const uint8_t* uv, int64_t n, cons
 void planar_yuv_to_rgb(const uint8_t* y, const uint8_t* u, const uint8_t* v, int64_t n, const ColorCoeffs& c, float* r,
                        float* g, float* b, const float* affine) {
   HWY_DYNAMIC_DISPATCH(PlanarYuvToRgb)(y, u, v, n, c, r, g, b, affine);
+}
+void planar_yuv_to_half(const uint8_t* y, const uint8_t* u, const uint8_t* v, int64_t n, const ColorCoeffs& c,
+                        uint16_t* r, uint16_t* g, uint16_t* b, const float* affine) {
+  HWY_DYNAMIC_DISPATCH(PlanarYuvToHalf)(y, u, v, n, c, r, g, b, affine);
 }
 bool word_picks_fast() {
   return HWY_DYNAMIC_DISPATCH(WordPicksFast)();

@@ -34,6 +34,10 @@ void semi_planar_444_to_rgb(const uint8_t* y, const uint8_t* uv, int64_t n, cons
 /// shuffled_yuv_to_rgb (null: plain 0..255 floats).
 void planar_yuv_to_rgb(const uint8_t* y, const uint8_t* u, const uint8_t* v, int64_t n, const ColorCoeffs& c, float* r,
                        float* g, float* b, const float* affine = nullptr);
+/// planar_yuv_to_rgb's outputs normalised by `affine` (not null) as IEEE halves, rounded to
+/// nearest even as half_from_float rounds the float outputs.
+void planar_yuv_to_half(const uint8_t* y, const uint8_t* u, const uint8_t* v, int64_t n, const ColorCoeffs& c,
+                        uint16_t* r, uint16_t* g, uint16_t* b, const float* affine);
 /// Packed 4:2:2 row; `order` 0 = yuyv, 1 = uyvy, 2 = vyuy; pixel 0 is even.
 void packed_422_to_rgb(const uint8_t* p, int order, int64_t n, const ColorCoeffs& c, float* r, float* g, float* b);
 /// Nearest-sampled semi-planar row with horizontally halved chroma: pixel i is luma

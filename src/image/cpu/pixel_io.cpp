@@ -368,6 +368,22 @@ int64_t read_row_planned(const ImageRef& src, int64_t x, int64_t y, const ColorC
   return 8 * plan.chunks;
 }
 
+int64_t read_row_planned_half(const ImageRef& src, int64_t x, int64_t y, const ColorCoeffs& coeffs,
+                              const SamplePlan& plan, const float* affine, uint16_t* const* out, const RgbaRows& floats,
+                              uint8_t* staging) {
+  if (plan.format == src.format && plan.words.chunks > 0 && kernels::word_picks_fast()) {
+    const PlanRows from = plan_rows(src, x, y);
+    const int64_t n = plan.words.outputs * plan.words.chunks;
+    kernels::word_picked_yuv_bytes(from.rows, plan.words, from.limits, staging, staging + n, staging + 2 * n);
+    kernels::planar_yuv_to_half(staging, staging + n, staging + 2 * n, n, coeffs, out[0], out[1], out[2], affine);
+    return n;
+  }
+  const int64_t n = read_row_planned(src, x, y, coeffs, plan, affine, floats.channel(0), floats.channel(1),
+                                     floats.channel(2), staging);
+  for (int c = 0; c < 3; ++c) kernels::store_f16(floats.channel(c), 1.0f, 0.0f, out[c], n);
+  return n;
+}
+
 void read_row_sampled(const ImageRef& src, int64_t x, int64_t y, const int32_t* index, int64_t n,
                       const ColorCoeffs& coeffs, bool alpha, const RgbaRows& out, uint8_t* staging,
                       const SamplePlan& plan) {

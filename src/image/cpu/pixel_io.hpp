@@ -56,6 +56,13 @@ struct SamplePlan {
 int64_t read_row_planned(const ImageRef& src, int64_t x, int64_t y, const ColorCoeffs& coeffs, const SamplePlan& plan,
                          const float* affine, float* r, float* g, float* b, uint8_t* staging);
 
+/// read_row_planned with `affine` (not null) into IEEE half rows `out` (R, G, B), rounded to
+/// nearest even as kernels::store_f16 rounds: straight from the word picks where they are fast,
+/// else through `floats`' channels 0..2 (plan.outputs floats each).
+int64_t read_row_planned_half(const ImageRef& src, int64_t x, int64_t y, const ColorCoeffs& coeffs,
+                              const SamplePlan& plan, const float* affine, uint16_t* const* out, const RgbaRows& floats,
+                              uint8_t* staging);
+
 /// Decodes only the pixels `x + index[i]`, i < n, of source row `y` (nearest sampling along the
 /// row: decoding costs what the output needs, not what the source holds), by `plan` where it
 /// was built for these indices and this format. `staging` holds 3 * n bytes.
