@@ -515,6 +515,10 @@ void FillLanes(T* HWY_RESTRICT out, T value, int64_t count) {
 
 void FillRepeated(void* out, uint32_t value, int size, int64_t count) {
   if (size == 1) return FillLanes(static_cast<uint8_t*>(out), static_cast<uint8_t>(value), count);
+  if (reinterpret_cast<uintptr_t>(out) % static_cast<uintptr_t>(size) != 0) {  // no element type fits
+    for (int64_t i = 0; i < count; ++i) std::memcpy(static_cast<uint8_t*>(out) + i * size, &value, size);
+    return;
+  }
   if (size == 2) return FillLanes(static_cast<uint16_t*>(out), static_cast<uint16_t>(value), count);
   FillLanes(static_cast<uint32_t*>(out), value, count);
 }
