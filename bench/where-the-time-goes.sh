@@ -32,11 +32,12 @@ stage_of() {
   case $1 in
     "[k] "*) echo - ;;
     *WordPicked*|*ShuffledYuvBytes*|*ShuffledChunks*|*read_row_yuv_bytes*|*read_row_planned*|*gather*) echo picks ;;
-    *YuvTo8BitPixels*|*PlanarYuvToRgb*|*YuvToRgbQ6*|*Q6To8Bit*|*q6_to_8bit*|*Interleave8Bit*|*interleave_8bit*)
+    *YuvTo8BitPixels*|*PlanarYuvToRgb*|*PlanarYuvToHalf*|*YuvToRgbQ6*|*Q6To8Bit*|*q6_to_8bit*|*Interleave8Bit*|*interleave_8bit*)
       echo "decode+store" ;;
     *StoreF16*|*StoreF32*|*store_f16*|*store_f32*|*Store8Bit*|*write_channel*|*write_rows*) echo "decode+store" ;;
     *prefetch_row*) echo "memory wait" ;;
-    *memmove*|*memcpy*|*copy_row*|*StreamCopy*|*stream_copy*) echo "padding rows" ;;
+    *memmove*|*memcpy*|*copy_row*|*StreamCopy*|*stream_copy*|*fill_repeated*|*FillRepeated*|*fill_rows_like*)
+      echo "padding rows" ;;
     *ring*|*frame\(*|*Layout::nbytes*|*element_count*|*_start*|*__libc_start*) echo - ;;
     *) echo other ;;
   esac
