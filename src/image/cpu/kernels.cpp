@@ -146,6 +146,82 @@ void SemiPlanarToRgb(const uint8_t* HWY_RESTRICT y, const uint8_t* HWY_RESTRICT 
   }
 }
 
+// f32 -> f16 rounded to nearest even, in registers for lanes whose half is normal (2^-14 <=
+// |x| < 65536, where the f32 bits map onto the f16 ones by one rounding add and a rebias);
+// a vector holding any other lane (zero, subnormal, overflow, NaN) goes through the scalar
+// conversion. Highway's own demotion truncates on targets without F16C. One vector of floats
+// as IEEE halves at `out`, as half_from_float rounds them.
+HWY_INLINE void StoreHalves(DF df, hn::Vec<DF> v, uint16_t* HWY_RESTRICT out) {
+#if (HWY_TARGET == HWY_AVX2 || HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL) && !defined(HWY_DISABLE_F16C)
+  // F16C's vcvtps2ph, rounding to nearest even by its immediate: one instruction per vector
+  // where the path below spends a dozen (it was 28% of the cold f16 job).
+  const hn::Rebind<hwy::float16_t, DF> dh;
+  hn::StoreU(hn::DemoteTo(dh, v), dh, reinterpret_cast<hwy::float16_t*>(out));
+#else
+  const hn::RebindToUnsigned<DF> du;
+  const hn::RebindToSigned<DF> di;
+  const hn::Rebind<uint16_t, DF> d16;
+  const auto bits = hn::BitCast(du, v);
+  const auto abs = hn::And(bits, hn::Set(du, 0x7FFFFFFFu));
+  const auto signed_abs = hn::BitCast(di, abs);  // below 2^31: compares as signed
+  if (!hn::AllTrue(di, hn::And(hn::Not(hn::Lt(signed_abs, hn::Set(di, 0x38800000))),
+                               hn::Lt(signed_abs, hn::Set(di, 0x47800000))))) {
+    // Subnormal, zero, too large or not a number somewhere: lane by lane.
+    HWY_ALIGN float lanes[hn::MaxLanes(df)];
+    hn::Store(v, df, lanes);
+    for (std::size_t k = 0; k < hn::Lanes(df); ++k) out[k] = half_from_float(lanes[k]);
+    return;
+  }
+  const auto one = hn::Set(du, 1u);
+  const auto rounded = hn::Add(abs, hn::Add(hn::Set(du, 0xFFFu), hn::And(hn::ShiftRight<13>(abs), one)));
+  const auto half = hn::Or(hn::Sub(hn::ShiftRight<13>(rounded), hn::Set(du, 112u << 10)),
+                           hn::And(hn::ShiftRight<16>(bits), hn::Set(du, 0x8000u)));
+  hn::StoreU(hn::DemoteTo(d16, hn::BitCast(di, half)), d16, out);
+#endif
+}
+
+// Normalised outputs of per-pixel Y, U and V rows: clamp, then scale and bias (affine: R, G, B
+// scales, then biases), as ShuffledChunks<true>; stored as floats or as halves.
+HWY_INLINE void StoreNormalised(DF df, hn::Vec<DF> v, float* HWY_RESTRICT out) {
+  hn::StoreU(v, df, out);
+}
+HWY_INLINE void StoreNormalised(DF df, hn::Vec<DF> v, uint16_t* HWY_RESTRICT out) {
+  StoreHalves(df, v, out);
+}
+inline float normalised_scalar(float v, float*) {
+  return v;
+}
+inline uint16_t normalised_scalar(float v, uint16_t*) {
+  return half_from_float(v);
+}
+
+template <typename T>
+HWY_INLINE void PlanarYuvNormalised(const uint8_t* HWY_RESTRICT y, const uint8_t* HWY_RESTRICT u,
+                                    const uint8_t* HWY_RESTRICT v, int64_t n, const ColorCoeffs& c, const float* affine,
+                                    T* HWY_RESTRICT r, T* HWY_RESTRICT g, T* HWY_RESTRICT b) {
+  const DF df;
+  const int64_t lanes = static_cast<int64_t>(hn::Lanes(df));
+  const ColorCoeffs coeffs = c;
+  const auto sr = hn::Set(df, affine[0]), sg = hn::Set(df, affine[1]), sb = hn::Set(df, affine[2]);
+  const auto br = hn::Set(df, affine[3]), bg = hn::Set(df, affine[4]), bb = hn::Set(df, affine[5]);
+  int64_t i = 0;
+  for (; i + lanes <= n; i += lanes) {
+    hn::Vec<DF> rr, gg, bl;
+    yuv_clamped(df, load_u8_as_f32(df, y + i), load_u8_as_f32(df, u + i), load_u8_as_f32(df, v + i), coeffs, rr, gg,
+                bl);
+    StoreNormalised(df, hn::MulAdd(rr, sr, br), r + i);
+    StoreNormalised(df, hn::MulAdd(gg, sg, bg), g + i);
+    StoreNormalised(df, hn::MulAdd(bl, sb, bb), b + i);
+  }
+  for (; i < n; ++i) {
+    float rgb[3];
+    yuv_scalar(y[i], u[i], v[i], coeffs, rgb, rgb + 1, rgb + 2);
+    r[i] = normalised_scalar(rgb[0] * affine[0] + affine[3], r);
+    g[i] = normalised_scalar(rgb[1] * affine[1] + affine[4], g);
+    b[i] = normalised_scalar(rgb[2] * affine[2] + affine[5], b);
+  }
+}
+
 void PlanarYuvToRgb(const uint8_t* HWY_RESTRICT y, const uint8_t* HWY_RESTRICT u, const uint8_t* HWY_RESTRICT v,
                     int64_t n, const ColorCoeffs& c, float* HWY_RESTRICT r, float* HWY_RESTRICT g,
                     float* HWY_RESTRICT b, const float* affine) {
@@ -160,25 +236,15 @@ void PlanarYuvToRgb(const uint8_t* HWY_RESTRICT y, const uint8_t* HWY_RESTRICT u
     for (; i < n; ++i) yuv_scalar(y[i], u[i], v[i], c, r + i, g + i, b + i);
     return;
   }
-  // Normalised outputs: clamp, then scale and bias, as ShuffledChunks<true>.
-  const ColorCoeffs coeffs = c;
-  const auto sr = hn::Set(df, affine[0]), sg = hn::Set(df, affine[1]), sb = hn::Set(df, affine[2]);
-  const auto br = hn::Set(df, affine[3]), bg = hn::Set(df, affine[4]), bb = hn::Set(df, affine[5]);
-  for (; i + lanes <= n; i += lanes) {
-    hn::Vec<DF> rr, gg, bl;
-    yuv_clamped(df, load_u8_as_f32(df, y + i), load_u8_as_f32(df, u + i), load_u8_as_f32(df, v + i), coeffs, rr, gg,
-                bl);
-    hn::StoreU(hn::MulAdd(rr, sr, br), df, r + i);
-    hn::StoreU(hn::MulAdd(gg, sg, bg), df, g + i);
-    hn::StoreU(hn::MulAdd(bl, sb, bb), df, b + i);
-  }
-  for (; i < n; ++i) {
-    float rgb[3];
-    yuv_scalar(y[i], u[i], v[i], coeffs, rgb, rgb + 1, rgb + 2);
-    r[i] = rgb[0] * affine[0] + affine[3];
-    g[i] = rgb[1] * affine[1] + affine[4];
-    b[i] = rgb[2] * affine[2] + affine[5];
-  }
+  PlanarYuvNormalised(y, u, v, n, c, affine, r, g, b);
+}
+
+// PlanarYuvToRgb's normalised outputs as IEEE halves: the f16 rows straight from the picked
+// bytes, no float row between.
+void PlanarYuvToHalf(const uint8_t* HWY_RESTRICT y, const uint8_t* HWY_RESTRICT u, const uint8_t* HWY_RESTRICT v,
+                     int64_t n, const ColorCoeffs& c, uint16_t* HWY_RESTRICT r, uint16_t* HWY_RESTRICT g,
+                     uint16_t* HWY_RESTRICT b, const float* affine) {
+  PlanarYuvNormalised(y, u, v, n, c, affine, r, g, b);
 }
 
 void SemiPlanar444ToRgb(const uint8_t* HWY_RESTRICT y, const uint8_t* HWY_RESTRICT uv, int64_t n, const ColorCoeffs& c,
@@ -422,40 +488,6 @@ void StoreF32(const float* HWY_RESTRICT in, float scale, float bias, float* HWY_
   for (; i < n; ++i) out[i] = in[i] * scale + bias;
 }
 
-// f32 -> f16 rounded to nearest even, in registers for lanes whose half is normal (2^-14 <=
-// |x| < 65536, where the f32 bits map onto the f16 ones by one rounding add and a rebias);
-// a vector holding any other lane (zero, subnormal, overflow, NaN) goes through the scalar
-// conversion. Highway's own demotion truncates on targets without F16C.
-// One vector of floats as IEEE halves at `out`, rounded to nearest even (as half_from_float).
-HWY_INLINE void StoreHalves(DF df, hn::Vec<DF> v, uint16_t* HWY_RESTRICT out) {
-#if (HWY_TARGET == HWY_AVX2 || HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL) && !defined(HWY_DISABLE_F16C)
-  // F16C's vcvtps2ph, rounding to nearest even by its immediate: one instruction per vector
-  // where the path below spends a dozen (it was 28% of the cold f16 job).
-  const hn::Rebind<hwy::float16_t, DF> dh;
-  hn::StoreU(hn::DemoteTo(dh, v), dh, reinterpret_cast<hwy::float16_t*>(out));
-#else
-  const hn::RebindToUnsigned<DF> du;
-  const hn::RebindToSigned<DF> di;
-  const hn::Rebind<uint16_t, DF> d16;
-  const auto bits = hn::BitCast(du, v);
-  const auto abs = hn::And(bits, hn::Set(du, 0x7FFFFFFFu));
-  const auto signed_abs = hn::BitCast(di, abs);  // below 2^31: compares as signed
-  if (!hn::AllTrue(di, hn::And(hn::Not(hn::Lt(signed_abs, hn::Set(di, 0x38800000))),
-                               hn::Lt(signed_abs, hn::Set(di, 0x47800000))))) {
-    // Subnormal, zero, too large or not a number somewhere: lane by lane.
-    HWY_ALIGN float lanes[hn::MaxLanes(df)];
-    hn::Store(v, df, lanes);
-    for (std::size_t k = 0; k < hn::Lanes(df); ++k) out[k] = half_from_float(lanes[k]);
-    return;
-  }
-  const auto one = hn::Set(du, 1u);
-  const auto rounded = hn::Add(abs, hn::Add(hn::Set(du, 0xFFFu), hn::And(hn::ShiftRight<13>(abs), one)));
-  const auto half = hn::Or(hn::Sub(hn::ShiftRight<13>(rounded), hn::Set(du, 112u << 10)),
-                           hn::And(hn::ShiftRight<16>(bits), hn::Set(du, 0x8000u)));
-  hn::StoreU(hn::DemoteTo(d16, hn::BitCast(di, half)), d16, out);
-#endif
-}
-
 void StoreF16(const float* HWY_RESTRICT in, float scale, float bias, uint16_t* HWY_RESTRICT out, int64_t n) {
   const DF df;
   const int64_t lanes = static_cast<int64_t>(hn::Lanes(df));
@@ -464,34 +496,6 @@ void StoreF16(const float* HWY_RESTRICT in, float scale, float bias, uint16_t* H
   int64_t i = 0;
   for (; i + lanes <= n; i += lanes) StoreHalves(df, hn::MulAdd(hn::LoadU(df, in + i), vs, vb), out + i);
   for (; i < n; ++i) out[i] = half_from_float(in[i] * scale + bias);
-}
-
-// PlanarYuvToRgb's normalised outputs as IEEE halves: the f16 rows straight from the picked
-// bytes, no float row between.
-void PlanarYuvToHalf(const uint8_t* HWY_RESTRICT y, const uint8_t* HWY_RESTRICT u, const uint8_t* HWY_RESTRICT v,
-                     int64_t n, const ColorCoeffs& c, uint16_t* HWY_RESTRICT r, uint16_t* HWY_RESTRICT g,
-                     uint16_t* HWY_RESTRICT b, const float* affine) {
-  const DF df;
-  const int64_t lanes = static_cast<int64_t>(hn::Lanes(df));
-  const ColorCoeffs coeffs = c;
-  const auto sr = hn::Set(df, affine[0]), sg = hn::Set(df, affine[1]), sb = hn::Set(df, affine[2]);
-  const auto br = hn::Set(df, affine[3]), bg = hn::Set(df, affine[4]), bb = hn::Set(df, affine[5]);
-  int64_t i = 0;
-  for (; i + lanes <= n; i += lanes) {
-    hn::Vec<DF> rr, gg, bl;
-    yuv_clamped(df, load_u8_as_f32(df, y + i), load_u8_as_f32(df, u + i), load_u8_as_f32(df, v + i), coeffs, rr, gg,
-                bl);
-    StoreHalves(df, hn::MulAdd(rr, sr, br), r + i);
-    StoreHalves(df, hn::MulAdd(gg, sg, bg), g + i);
-    StoreHalves(df, hn::MulAdd(bl, sb, bb), b + i);
-  }
-  for (; i < n; ++i) {
-    float rgb[3];
-    yuv_scalar(y[i], u[i], v[i], coeffs, rgb, rgb + 1, rgb + 2);
-    r[i] = half_from_float(rgb[0] * affine[0] + affine[3]);
-    g[i] = half_from_float(rgb[1] * affine[1] + affine[4]);
-    b[i] = half_from_float(rgb[2] * affine[2] + affine[5]);
-  }
 }
 
 void StreamCopy(const uint8_t* HWY_RESTRICT in, uint8_t* HWY_RESTRICT out, int64_t n) {
