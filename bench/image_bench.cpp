@@ -23,6 +23,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -157,12 +158,13 @@ struct Source {
 };
 
 // The cold ring of a source kind, made once; its first frame doubles as the warm frame.
-std::vector<Tensor>& ring(const Source& s) {
+// A run that visits fewer frames (--profile under valgrind) makes only those: each is cold once.
+std::vector<Tensor>& ring(const Source& s, int64_t visits = INT64_MAX) {
   static std::map<Source, std::vector<Tensor>> rings;
   auto& r = rings[s];
   if (r.empty()) {
     const int64_t bytes = must(Tensor::image(s.w, s.h, s.format, MemoryKind::Mem, DType::U8, 1)).nbytes();
-    const int n = ring_size(bytes);
+    const int n = static_cast<int>(std::min<int64_t>(ring_size(bytes), std::max<int64_t>(visits, 1)));
     for (int i = 0; i < n; ++i) r.push_back(frame(s.format, s.w, s.h, static_cast<uint32_t>(i)));
   }
   return r;
@@ -554,7 +556,7 @@ int profile(const std::string& key, long frames, const std::string& target) {
   }
   for (const Row& row : rows()) {
     if (row.job.key() != key) continue;
-    Cycle cycle{&ring(row.job.src), true};
+    Cycle cycle{&ring(row.job.src, frames), true};
     Tensor dst = memhal_dst(row.job.out);
     auto proc = std::move(*ImageProcessor::create({.threads = 1, .backend = ImageBackend::Cpu}));
     const ConvertOptions o = memhal_options(row.job);
