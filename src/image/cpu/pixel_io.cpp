@@ -186,17 +186,28 @@ bool sampled_rows_supported(const ImageRef& src) {
   }
 }
 
+// The planes' lines are asked for in turn (luma line 0, chroma line 0, luma line 1, ...), not
+// plane by plane: on cold 1080p NV12 frames the jobs ran 8-15 % faster so (image_bench, Zen 5,
+// 2026-12-04); a single plane's row is asked for in order (its two halves in turn were slower).
 void prefetch_row(const ImageRef& src, int64_t x, int64_t y, int64_t n) {
   const auto info = *pixel_format_info(src.format);
+  std::array<const char*, 4> begin{};
+  std::array<int64_t, 4> bytes{};
+  int64_t longest = 0;
   for (int i = 0; i < src.plane_count; ++i) {
     const PlaneRef& p = src.planes[i];
     const int sx = i == 0 ? 0 : info.chroma_shift_x;
     const int sy = i == 0 ? 0 : info.chroma_shift_y;
-    const char* begin = reinterpret_cast<const char*>(p.base + (y >> sy) * p.row + (x >> sx) * p.pixel);
-    const int64_t bytes = ((n + (1 << sx) - 1) >> sx) * p.pixel;
-    for (int64_t b = 0; b < bytes; b += 64) __builtin_prefetch(begin + b);
-    __builtin_prefetch(begin + bytes - 1);
+    begin[i] = reinterpret_cast<const char*>(p.base + (y >> sy) * p.row + (x >> sx) * p.pixel);
+    bytes[i] = ((n + (1 << sx) - 1) >> sx) * p.pixel;
+    longest = std::max(longest, bytes[i]);
   }
+  for (int64_t b = 0; b < longest; b += 64) {
+    for (int i = 0; i < src.plane_count; ++i) {
+      if (b < bytes[i]) __builtin_prefetch(begin[i] + b);
+    }
+  }
+  for (int i = 0; i < src.plane_count; ++i) __builtin_prefetch(begin[i] + bytes[i] - 1);
 }
 
 // Word picks (see kernels::WordPicks). Packed formats: whole macropixels, 16 outputs a chunk,
