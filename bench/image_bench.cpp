@@ -158,13 +158,14 @@ struct Source {
 };
 
 // The cold ring of a source kind, made once; its first frame doubles as the warm frame.
-// A run that visits fewer frames (--profile under valgrind) makes only those: each is cold once.
+// A run that visits fewer frames (--profile under valgrind) makes only 16 (each is cold once):
+// the same 16 for any count up to 16, so that the difference of two such runs is conversions.
 std::vector<Tensor>& ring(const Source& s, int64_t visits = INT64_MAX) {
   static std::map<Source, std::vector<Tensor>> rings;
   auto& r = rings[s];
   if (r.empty()) {
     const int64_t bytes = must(Tensor::image(s.w, s.h, s.format, MemoryKind::Mem, DType::U8, 1)).nbytes();
-    const int n = static_cast<int>(std::min<int64_t>(ring_size(bytes), std::max<int64_t>(visits, 1)));
+    const int n = static_cast<int>(std::min<int64_t>(ring_size(bytes), std::max<int64_t>(visits, 16)));
     for (int i = 0; i < n; ++i) r.push_back(frame(s.format, s.w, s.h, static_cast<uint32_t>(i)));
   }
   return r;
