@@ -10,9 +10,9 @@
 // LLC: a cache that is not strictly LRU keeps part of a ring only a few times its size, and a
 // VM may not say how big its cache is); the bound is a cold memcpy of the bytes the job reads
 // and writes, measured the same way, and the run starts by showing that a ring that size is
-// cold here (memcpy from rings of growing size levels off well below it). The warm table repeats the jobs on one
-// frame (then everything sits in the caches). The goals of the CPU issue are printed at the end
-// as ratios with met / NOT met.
+// cold here (memcpy from rings of growing size levels off well below it). The warm table
+// repeats the jobs on one frame (then everything sits in the caches). The goals of the CPU
+// issue are printed at the end as ratios with met / NOT met.
 #include <benchmark/benchmark.h>
 #include <hwy/targets.h>
 #include <libyuv.h>
