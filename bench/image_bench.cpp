@@ -186,7 +186,9 @@ struct Cycle {
 // ---- timing ----
 
 // Per repetition: per-iteration CPU time of the calling thread, and wall time; tables use
-// medians over repetitions.
+// medians over repetitions. The wall clock is read inside the CPU clock: reading the thread's
+// CPU time is a system call here (1.4 us; the wall clock's 0.03 us), and two of them in every
+// wall time were 1 % of a 1080p conversion on one thread and 2.5 % on two.
 std::map<std::string, std::vector<double>> g_cpu, g_wall;
 
 double median(std::map<std::string, std::vector<double>>& runs, const std::string& name) {
@@ -208,11 +210,12 @@ void timed(benchmark::State& state, const std::string& name, const std::function
   double wall = 0, cpu = 0;
   int64_t n = 0;
   for (auto _ : state) {
-    const auto t0 = std::chrono::steady_clock::now();
     const double c0 = thread_cpu_seconds();
+    const auto t0 = std::chrono::steady_clock::now();
     fn();
+    const auto t1 = std::chrono::steady_clock::now();
     cpu += thread_cpu_seconds() - c0;
-    wall += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    wall += std::chrono::duration<double>(t1 - t0).count();
     ++n;
   }
   state.counters["cpu_ms"] = 1e3 * cpu / static_cast<double>(n);
