@@ -42,7 +42,7 @@ section "tests under TSan"
 TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
   ctest --test-dir build/tsan -j "$jobs" --output-on-failure -L tsan || status=1
 
-section "fuzzing (libFuzzer, 60 s a target)"
+section "fuzzing (libFuzzer, 60 s a target, one target per core at a time)"
 scripts/fuzz.sh 60 || status=1
 
 section "aarch64: cross build, tests under qemu-user (scripts/cross-test.sh)"
