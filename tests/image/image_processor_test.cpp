@@ -448,8 +448,8 @@ TEST(ImageProcessor, HalfStoresRoundAsHalfFromFloatOnEveryInstructionSet) {
 
 // Bilinear downscales by 2 or more decode each output's two taps side by side and blend them in
 // vectors, on the integer path and the float one (4K -> 640 is 6:1 with both taps at weight one
-// half): ratios whole and fractional, 8-bit and float outputs, flips, on every compiled
-// instruction set.
+// half; 720p -> 640 is 2:1, every column in order): ratios whole and fractional, 8-bit and
+// float outputs, flips, on every compiled instruction set.
 TEST(ImageProcessor, BilinearDownscalesByTwoOrMoreMatchTheReferenceOnEveryInstructionSet) {
   ForcedTargets targets;
   struct Shape {
@@ -459,6 +459,10 @@ TEST(ImageProcessor, BilinearDownscalesByTwoOrMoreMatchTheReferenceOnEveryInstru
   const Shape shapes[] = {{PixelFormat::Nv12, 384, 216, 64, 64},  // 6:1, letterbox
                           {PixelFormat::Yuyv, 250, 100, 61, 37},  // 4.1:1 and 2.7:1
                           {PixelFormat::I420, 130, 64, 65, 20},   // 2:1 exactly along rows
+                          // 2:1 exactly both ways: semi-planar lines read whole, no picks
+                          {PixelFormat::Nv12, 128, 72, 64, 64},
+                          {PixelFormat::Nv21, 96, 48, 48, 24},
+                          {PixelFormat::Nv16, 80, 40, 40, 20},
                           {PixelFormat::Rgba, 200, 90, 47, 30}};  // an RGB source
   if (targets.all.empty()) GTEST_SKIP() << kNoTarget;
   for (int64_t target : targets.all) {

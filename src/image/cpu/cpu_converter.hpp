@@ -65,7 +65,8 @@ class CpuConverter {
     // area's taps along the row (horizontal.first/index, q6_weight per tap in Q15).
     std::vector<int32_t> q6_positions;
     bool q6_direct = false;
-    bool q6_pairs = false;  // each output's two taps decoded side by side (q6_index[o] = 2 o)
+    bool q6_pairs = false;         // each output's two taps decoded side by side (q6_index[o] = 2 o)
+    bool q6_every_column = false;  // q6_positions is 0, 1, ..., positions - 1 (a 2:1 downscale)
     std::vector<int32_t> q6_index;
     std::vector<int16_t> q6_weight;
     std::vector<int32_t> q6_start;     // an area's taps as windows of 8: lowest position,
