@@ -26,10 +26,10 @@ fuzz_one() {
     -rss_limit_mb=2048 -print_final_stats=1 "build/fuzz/corpus/$name" "tests/fuzz/corpus/$name" \
     >"build/fuzz/$target.log" 2>&1
 }
-jobs=$(nproc)
+cores=$(nproc)
 declare -A pid_of
 for target in "${targets[@]}"; do
-  while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n || true; done
+  while [ "$(jobs -rp | wc -l)" -ge "$cores" ]; do wait -n || true; done
   echo "fuzz: $target for ${seconds}s"
   fuzz_one "$target" &
   pid_of[$target]=$!
