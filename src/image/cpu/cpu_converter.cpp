@@ -12,12 +12,6 @@ namespace {
 
 constexpr int64_t kStreamBytes = int64_t{2} << 20;
 
-// Sources whose whole lines `read_row_yuv_bytes` reads in vectors (Y in place, chroma pairs
-// split), faster than picking every column.
-bool semi_planar(PixelFormat f) {
-  return f == PixelFormat::Nv12 || f == PixelFormat::Nv21 || f == PixelFormat::Nv16;
-}
-
 // Destinations the integer path writes: 8-bit RGB-family pixels, planes or grey, dense.
 bool q6_writable(const ImageRef& dst) {
   switch (dst.format) {
@@ -182,7 +176,7 @@ void CpuConverter::prepare(const ImageRef& src, const ImageRef& dst, const Rect&
       p.build_q6();
     } else {
       p.q6_positions.clear(), p.q6_index.clear(), p.q6_weight.clear(), p.q6_vertical.clear();
-      p.q6_pairs = false;
+      p.q6_pairs = p.q6_every_column = false;
       p.q6_sample_stale = true;
     }
   }
@@ -484,7 +478,7 @@ const int16_t* CpuConverter::q6_line(Scratch& s, int64_t line, int64_t keep) {
     // Every column in order (a 2:1 downscale) reads semi-planar lines whole, Y in place and the
     // chroma pairs split in vectors, rather than through the picks: 1280x720 NV12 -> 640x640
     // rgb u8, one thread, six alternating pairs of runs (2026-12-05): 365-524 -> 251-386 us.
-    const bool all = p.q6_positions.empty() || (p.q6_every_column && semi_planar(src_->format));
+    const bool all = p.q6_positions.empty() || (p.q6_every_column && semi_planar_subsampled(src_->format));
     const int64_t n = all ? g.positions : static_cast<int64_t>(p.q6_positions.size());
     const Q6Rows decoded{s.q6_decoded.data(), n + 1};
     read_row_q6(*src_, g.crop.x, g.crop.y + line, all ? nullptr : p.q6_positions.data(), n, fixed_, want_alpha, decoded,
@@ -618,11 +612,21 @@ void CpuConverter::blend_then_resample(Scratch& s, int64_t line, float w, const 
     const Geometry& g = plan_->geometry;
     const int64_t n = static_cast<int64_t>(plan_->q6_positions.size());
     const RgbaRows a{s.line.data(), n + 1}, b{s.line.data() + 4 * (n + 1), n + 1};
-    read_row_sampled(*src_, g.crop.x, g.crop.y + line, plan_->q6_positions.data(), n, coeffs_, alpha_, a,
-                     s.staging.data(), plan_->pair_sample);
+    // Every column in order (a 2:1 downscale) reads semi-planar lines whole, as q6_line does:
+    // 1280x720 NV12 -> 640x640 planar f32, cold, blocks of 100 calls in turn (2026-12-05):
+    // 613-710 -> 467-613 us on one thread, 327-380 -> 256-322 us on two.
+    const bool whole = plan_->q6_every_column && semi_planar_subsampled(src_->format);
+    const auto read = [&](int64_t at, const RgbaRows& into) {
+      if (whole) {
+        read_row(*src_, g.crop.x, at, n, coeffs_, alpha_, into, s.staging.data());
+      } else {
+        read_row_sampled(*src_, g.crop.x, at, plan_->q6_positions.data(), n, coeffs_, alpha_, into, s.staging.data(),
+                         plan_->pair_sample);
+      }
+    };
+    read(g.crop.y + line, a);
     if (w != 0.0f) {
-      read_row_sampled(*src_, g.crop.x, g.crop.y + line + 1, plan_->q6_positions.data(), n, coeffs_, alpha_, b,
-                       s.staging.data(), plan_->pair_sample);
+      read(g.crop.y + line + 1, b);
       for (int c = 0; c < channels_; ++c) kernels::blend_2(a.channel(c), b.channel(c), w, a.channel(c), n);
     }
     for (int c = 0; c < channels_; ++c) {

@@ -90,6 +90,10 @@ void read_column(const ImageRef& src, int64_t x, int64_t y, int64_t n, const Col
   }
 }
 
+bool semi_planar_subsampled(PixelFormat format) {
+  return format == PixelFormat::Nv12 || format == PixelFormat::Nv21 || format == PixelFormat::Nv16;
+}
+
 void read_row(const ImageRef& src, int64_t x, int64_t y, int64_t n, const ColorCoeffs& coeffs, bool alpha,
               const RgbaRows& out, uint8_t* staging) {
   const auto& p = src.planes;
@@ -292,7 +296,7 @@ void SamplePlan::build(PixelFormat source, const int32_t* index, int64_t n) {
   chunks = 0;
   words.chunks = 0;
   const bool packed = source == PixelFormat::Yuyv || source == PixelFormat::Uyvy || source == PixelFormat::Vyuy;
-  const bool semi = source == PixelFormat::Nv12 || source == PixelFormat::Nv21 || source == PixelFormat::Nv16;
+  const bool semi = semi_planar_subsampled(source);
   if (!packed && !semi) return;
   const auto pos = offsets_of(source);
   const int vu = pos[0];
@@ -535,7 +539,7 @@ YuvBytes read_row_yuv_bytes(const ImageRef& src, int64_t x, int64_t y, const int
           done = 8 * plan.chunks;
         }
       }
-      if (src.format == PixelFormat::Nv12 || src.format == PixelFormat::Nv21 || src.format == PixelFormat::Nv16) {
+      if (semi_planar_subsampled(src.format)) {
         const uint8_t* luma = row_ptr(0, x, y);
         const uint8_t* chroma = row_ptr(1, x >> 1, src.format == PixelFormat::Nv16 ? y : y >> 1);
         const int uo = pos[0], vo = pos[1];

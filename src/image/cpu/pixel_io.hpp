@@ -26,6 +26,11 @@ void read_pixel(const ImageRef& src, int64_t x, int64_t y, const ColorCoeffs& co
 void read_row(const ImageRef& src, int64_t x, int64_t y, int64_t n, const ColorCoeffs& coeffs, bool alpha,
               const RgbaRows& out, uint8_t* staging);
 
+/// NV12, NV21 and NV16: a Y plane and a plane of U, V pairs each shared by two columns. Their
+/// whole lines — `read_row`, and `read_row_q6` without an index — are read in vectors (Y in
+/// place, the chroma pairs split), faster than picking every column of a line.
+bool semi_planar_subsampled(PixelFormat format);
+
 /// Whether `read_row_sampled` serves this source (its format and strides).
 bool sampled_rows_supported(const ImageRef& src);
 
