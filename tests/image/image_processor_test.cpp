@@ -656,6 +656,70 @@ TEST(ImageProcessor, AreaDownscalesOnTheIntegerPathMatchTheReferenceOnEveryInstr
   }
 }
 
+// The area taps' kernel, which sums many outputs' windows at a time (16 on AVX-512, 8 on AVX2,
+// 4 on 128-bit targets, the rest one by one), gives every output exactly the sum the kernel's
+// contract defines: window starts from dense to sparse and out of order, negative and full-range
+// Q6 inputs and weights, every count from 0 to past two vectors, on every instruction set.
+TEST(ImageProcessor, AreaWindowTapsAreExactOnEveryInstructionSet) {
+  ForcedTargets targets;
+  if (targets.all.empty()) GTEST_SKIP() << kNoTarget;
+  for (int64_t target : targets.all) {
+    hwy::SetSupportedTargetsForTest(target);
+    std::mt19937 rng(23);
+    for (int64_t n = 0; n <= 41; ++n) {
+      for (int spread : {1, 6, 40}) {
+        std::vector<int32_t> start(static_cast<std::size_t>(n));
+        for (auto& s : start) s = static_cast<int32_t>(rng() % static_cast<uint32_t>(spread * n + 1));
+        std::vector<int16_t> in(static_cast<std::size_t>(spread * n + 1 + 8));
+        for (auto& v : in) v = static_cast<int16_t>(static_cast<int32_t>(rng() % 16384) - 1024);
+        std::vector<int16_t> window(static_cast<std::size_t>(8 * n));
+        for (auto& w : window) w = static_cast<int16_t>(rng() % 3 == 0 ? 0 : rng() % 8192);
+        std::vector<int16_t> out(static_cast<std::size_t>(n) + 1, int16_t{-7});
+        detail::kernels::resample_window_q6(in.data(), start.data(), window.data(), out.data(), n);
+        for (int64_t o = 0; o < n; ++o) {
+          int32_t sum = 16384;
+          for (int k = 0; k < 8; ++k) sum += in[start[o] + k] * window[8 * o + k];
+          ASSERT_EQ(out[o], static_cast<int16_t>(sum >> 15))
+              << hwy::TargetName(target) << ": output " << o << " of " << n << ", spread " << spread;
+        }
+        ASSERT_EQ(out[n], -7) << hwy::TargetName(target) << ": wrote past " << n << " outputs";
+      }
+    }
+  }
+}
+
+// An area downscale decodes each source line and adds it, weighted, to its output row's sums in
+// one pass: exactly what decoding (yuv_to_rgb_q6) and then weighting (accumulate_q6) give, for
+// every count from 0 to past two vectors, first line or not, on every instruction set.
+TEST(ImageProcessor, DecodeAndSumInOnePassIsExactOnEveryInstructionSet) {
+  ForcedTargets targets;
+  if (targets.all.empty()) GTEST_SKIP() << kNoTarget;
+  const detail::kernels::FixedCoeffs coeffs =
+      detail::kernels::fixed_coeffs(detail::color_coeffs(ColorMatrix::Bt709, ColorRange::Limited));
+  for (int64_t target : targets.all) {
+    hwy::SetSupportedTargetsForTest(target);
+    std::mt19937 rng(29);
+    for (int64_t n = 0; n <= 70; n += (n < 34 ? 1 : 9)) {
+      std::vector<uint8_t> yuv(static_cast<std::size_t>(3 * n));
+      for (auto& b : yuv) b = static_cast<uint8_t>(rng());
+      const auto w = static_cast<int16_t>(rng() % 32768);
+      for (bool first : {true, false}) {
+        std::vector<int16_t> start(static_cast<std::size_t>(3 * n));
+        for (auto& v : start) v = static_cast<int16_t>(rng() % 16384);
+        std::vector<int16_t> fused = start, decoded(static_cast<std::size_t>(3 * n)), twice = start;
+        detail::kernels::yuv_to_rgb_q6_accumulate(yuv.data(), yuv.data() + n, yuv.data() + 2 * n, n, coeffs, w,
+                                                  fused.data(), fused.data() + n, fused.data() + 2 * n, first);
+        detail::kernels::yuv_to_rgb_q6(yuv.data(), yuv.data() + n, yuv.data() + 2 * n, n, coeffs, decoded.data(),
+                                       decoded.data() + n, decoded.data() + 2 * n);
+        for (int c = 0; c < 3; ++c)
+          detail::kernels::accumulate_q6(decoded.data() + c * n, w, twice.data() + c * n, n, first);
+        ASSERT_EQ(fused, twice) << hwy::TargetName(target) << ": " << n << " pixels, weight " << w
+                                << (first ? ", first line" : "");
+      }
+    }
+  }
+}
+
 // Every Y, U and V code (1:1, so no resampling blurs the decode): the fixed-point decoder of
 // the integer path within +-1 of the reference, both matrices, both ranges.
 TEST(ImageProcessor, IntegerDecodeOfEveryYuvCodeMatchesTheReference) {

@@ -506,11 +506,26 @@ const int16_t* CpuConverter::q6_area_row(Scratch& s, int64_t r) {
     if (t + 1 < static_cast<int32_t>(v.index.size())) {
       prefetch_row(*src_, g.crop.x, g.crop.y + v.index[t + 1], g.positions);
     }
-    read_row_q6(*src_, g.crop.x, g.crop.y + v.index[t], all ? nullptr : p.q6_positions.data(), n, fixed_,
-                channels_ == 4, decoded, s.staging.data(), p.q6_sample);
-    for (int c = 0; c < channels_; ++c) {
-      kernels::accumulate_q6(decoded.channel(c), p.q6_vertical[t], sum.channel(c), n, t == v.first[r]);
+    const int32_t* index = all ? nullptr : p.q6_positions.data();
+    const int16_t w = p.q6_vertical[t];
+    const bool first = t == v.first[r];
+    const YuvBytes bytes =
+        read_row_yuv_bytes(*src_, g.crop.x, g.crop.y + v.index[t], index, n, s.staging.data(), p.q6_sample);
+    if (bytes.y != nullptr) {
+      // Decoded and summed in one pass (4K NV12 -> 640x640 rgb u8: the sums were a quarter of
+      // the conversion, most of it loading the decoded rows back).
+      kernels::yuv_to_rgb_q6_accumulate(bytes.y, bytes.u, bytes.v, n, fixed_, w, sum.channel(0), sum.channel(1),
+                                        sum.channel(2), first);
+      if (channels_ == 4) {
+        const auto opaque = static_cast<int16_t>((255 * 64 * w + 16384) >> 15);
+        int16_t* alpha = sum.channel(3);
+        for (int64_t i = 0; i < n; ++i) alpha[i] = static_cast<int16_t>(first ? opaque : alpha[i] + opaque);
+      }
+      continue;
     }
+    read_row_q6(*src_, g.crop.x, g.crop.y + v.index[t], index, n, fixed_, channels_ == 4, decoded, s.staging.data(),
+                p.q6_sample);
+    for (int c = 0; c < channels_; ++c) kernels::accumulate_q6(decoded.channel(c), w, sum.channel(c), n, first);
   }
   if (!p.q6_direct) {
     for (int c = 0; c < channels_; ++c) resample_q6(sum.channel(c), n, target.channel(c));

@@ -141,6 +141,9 @@ void yuv_to_8bit_pixels(const uint8_t* y, const uint8_t* u, const uint8_t* v, in
 /// Per-pixel Y, U and V bytes to Q6 R, G and B rows.
 void yuv_to_rgb_q6(const uint8_t* y, const uint8_t* u, const uint8_t* v, int64_t n, const FixedCoeffs& c, int16_t* r,
                    int16_t* g, int16_t* b);
+/// yuv_to_rgb_q6 then accumulate_q6(weight w) of each channel into r, g and b, in one pass.
+void yuv_to_rgb_q6_accumulate(const uint8_t* y, const uint8_t* u, const uint8_t* v, int64_t n, const FixedCoeffs& c,
+                              int16_t w, int16_t* r, int16_t* g, int16_t* b, bool first);
 /// The shuffle plan of shuffled_yuv_to_rgb writing the picked Y, U and V bytes of the first 8 *
 /// `chunks` samples instead of converting them.
 void shuffled_yuv_bytes(const uint8_t* const* rows, const ShuffleStream* streams, const int64_t* limits,
