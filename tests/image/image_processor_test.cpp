@@ -610,10 +610,11 @@ TEST(ImageProcessor, HalfOutputsAreTheFloatOutputsRoundedOnEveryInstructionSet) 
   }
 }
 
-// Area downscales of 8-bit outputs sum Q6 lines vertically, then each output's taps along the
-// row: integer and non-integer ratios, one axis kept (the decoded pixels are the outputs, or
-// the vertical axis upscaled), crops, flips and letterbox bars, on every instruction set.
-TEST(ImageProcessor, AreaDownscalesOnTheIntegerPathMatchTheReferenceOnEveryInstructionSet) {
+// Area downscales sum decoded lines vertically, then each output's taps along the row (8-bit
+// outputs in Q6, float ones in f32): integer and non-integer ratios, one axis kept (the decoded
+// pixels are the outputs, or the vertical axis upscaled), crops, flips and letterbox bars, on
+// every instruction set.
+TEST(ImageProcessor, AreaDownscalesMatchTheReferenceOnEveryInstructionSet) {
   struct Job {
     PixelFormat from, to;
     int64_t sw, sh, dw, dh;
@@ -637,7 +638,7 @@ TEST(ImageProcessor, AreaDownscalesOnTheIntegerPathMatchTheReferenceOnEveryInstr
     std::mt19937 rng(5);
     auto proc = processor(2);
     for (const Job& job : jobs) {
-      for (DType dtype : {DType::U8, DType::I8}) {
+      for (DType dtype : {DType::U8, DType::I8, DType::F32, DType::F16}) {
         ASSERT_OK_AND_ASSIGN(Tensor src, Tensor::image(job.sw, job.sh, job.from, MemoryKind::Mem));
         fill_random(src, rng);
         ASSERT_OK_AND_ASSIGN(Tensor dst, Tensor::image(job.dw, job.dh, job.to, MemoryKind::Mem, dtype));
@@ -683,6 +684,66 @@ TEST(ImageProcessor, AreaWindowTapsAreExactOnEveryInstructionSet) {
               << hwy::TargetName(target) << ": output " << o << " of " << n << ", spread " << spread;
         }
         ASSERT_EQ(out[n], -7) << hwy::TargetName(target) << ": wrote past " << n << " outputs";
+      }
+    }
+  }
+}
+
+// The float path's area taps, 8 gathers and multiply-adds per vector of outputs, give each
+// output the sum of its window (to float rounding: the order of the adds differs from the
+// scalar one, and targets without FMA round twice), every count from 0 to past two vectors.
+TEST(ImageProcessor, FloatAreaWindowTapsSumTheirWindowOnEveryInstructionSet) {
+  ForcedTargets targets;
+  if (targets.all.empty()) GTEST_SKIP() << kNoTarget;
+  for (int64_t target : targets.all) {
+    hwy::SetSupportedTargetsForTest(target);
+    std::mt19937 rng(37);
+    for (int64_t n = 0; n <= 41; ++n) {
+      std::vector<int32_t> start(static_cast<std::size_t>(n));
+      for (auto& s : start) s = static_cast<int32_t>(rng() % static_cast<uint32_t>(6 * n + 1));
+      std::vector<float> in(static_cast<std::size_t>(6 * n + 1 + 8));
+      for (auto& v : in) v = static_cast<float>(rng() % 25500) / 100.0f;
+      std::vector<float> rows(static_cast<std::size_t>(8 * n));
+      for (auto& w : rows) w = rng() % 3 == 0 ? 0.0f : static_cast<float>(rng() % 1000) / 4000.0f;
+      std::vector<float> out(static_cast<std::size_t>(n) + 1, -7.0f);
+      detail::kernels::resample_window(in.data(), start.data(), rows.data(), out.data(), n);
+      for (int64_t o = 0; o < n; ++o) {
+        double sum = 0.0;
+        for (int k = 0; k < 8; ++k) sum += double{rows[k * n + o]} * in[start[o] + k];
+        ASSERT_NEAR(out[o], sum, 1e-4) << hwy::TargetName(target) << ": output " << o << " of " << n;
+      }
+      ASSERT_EQ(out[n], -7.0f) << hwy::TargetName(target) << ": wrote past " << n << " outputs";
+    }
+  }
+}
+
+// Packed 4:2:2 rows that an area downscale decodes whole are split into per-pixel Y, U and V
+// bytes in vectors: the bytes each pixel's macropixel holds, for YUYV, UYVY and VYUY, every
+// count from 0 to past two vectors (odd ones end inside a macropixel), on every instruction set.
+TEST(ImageProcessor, PackedRowsSplitIntoEachPixelsBytesOnEveryInstructionSet) {
+  ForcedTargets targets;
+  if (targets.all.empty()) GTEST_SKIP() << kNoTarget;
+  // Y0, U, Y1, V byte offsets in a macropixel.
+  const std::pair<PixelFormat, std::array<int, 4>> formats[] = {
+      {PixelFormat::Yuyv, {0, 1, 2, 3}}, {PixelFormat::Uyvy, {1, 0, 3, 2}}, {PixelFormat::Vyuy, {1, 2, 3, 0}}};
+  for (int64_t target : targets.all) {
+    hwy::SetSupportedTargetsForTest(target);
+    std::mt19937 rng(43);
+    for (const auto& [format, pos] : formats) {
+      for (int64_t n = 0; n <= 300; n += (n < 70 ? 1 : 23)) {
+        std::vector<uint8_t> row(static_cast<std::size_t>(2 * n + 2));  // a whole last macropixel
+        for (auto& b : row) b = static_cast<uint8_t>(rng());
+        std::vector<uint8_t> yuv(static_cast<std::size_t>(3 * n + 1), 0xA5);
+        detail::kernels::split_packed_422(row.data(), pos.data(), n, yuv.data(), yuv.data() + n, yuv.data() + 2 * n);
+        for (int64_t i = 0; i < n; ++i) {
+          const uint8_t* macro = row.data() + 4 * (i / 2);
+          const uint8_t want[3] = {macro[pos[i % 2 == 0 ? 0 : 2]], macro[pos[1]], macro[pos[3]]};
+          for (int c = 0; c < 3; ++c) {
+            ASSERT_EQ(yuv[c * n + i], want[c]) << hwy::TargetName(target) << ": " << to_string(format) << ", pixel "
+                                               << i << " of " << n << ", channel " << c;
+          }
+        }
+        ASSERT_EQ(yuv[3 * n], 0xA5) << hwy::TargetName(target) << ": wrote past " << n << " pixels";
       }
     }
   }

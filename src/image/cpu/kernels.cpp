@@ -108,6 +108,27 @@ void Blend2(const float* a, const float* b, float wb, float* out, int64_t n) {
   for (; i < n; ++i) out[i] = a[i] + wb * (b[i] - a[i]);
 }
 
+void ResampleWindow(const float* HWY_RESTRICT in, const int32_t* HWY_RESTRICT start, const float* HWY_RESTRICT rows,
+                    float* HWY_RESTRICT out, int64_t n) {
+  const DF df;
+  const hn::RebindToSigned<DF> di;
+  const int64_t lanes = static_cast<int64_t>(hn::Lanes(df));
+  int64_t o = 0;
+  for (; o + lanes <= n; o += lanes) {
+    auto at = hn::LoadU(di, start + o);
+    auto sum = hn::Zero(df);
+    for (int k = 0; k < 8; ++k, at = hn::Add(at, hn::Set(di, 1))) {
+      sum = hn::MulAdd(hn::LoadU(df, rows + k * n + o), hn::GatherIndex(df, in, at), sum);
+    }
+    hn::StoreU(sum, df, out + o);
+  }
+  for (; o < n; ++o) {
+    float sum = 0.0f;
+    for (int k = 0; k < 8; ++k) sum += rows[k * n + o] * in[start[o] + k];
+    out[o] = sum;
+  }
+}
+
 void Accumulate(const float* HWY_RESTRICT in, float w, float* HWY_RESTRICT out, int64_t n, bool first) {
   const DF df;
   const int64_t lanes = static_cast<int64_t>(hn::Lanes(df));
@@ -886,6 +907,26 @@ void ResamplePairsQ6(const int16_t* HWY_RESTRICT in, const int16_t* HWY_RESTRICT
   }
 }
 
+// The Y, U and V bytes of each pixel of a packed 4:2:2 row (pos: the macropixel's Y0, U, Y1, V
+// bytes), de-interleaved in vectors: an area downscale decodes every pixel.
+void SplitPacked422(const uint8_t* HWY_RESTRICT row, const int* pos, int64_t n, uint8_t* HWY_RESTRICT y,
+                    uint8_t* HWY_RESTRICT u, uint8_t* HWY_RESTRICT v) {
+  const hn::ScalableTag<uint8_t> d;
+  const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
+  int64_t i = 0;
+  for (; i + 2 * lanes <= n; i += 2 * lanes) {
+    hn::Vec<decltype(d)> b[4];
+    hn::LoadInterleaved4(d, row + 2 * i, b[0], b[1], b[2], b[3]);
+    hn::StoreInterleaved2(b[pos[0]], b[pos[2]], d, y + i);
+    hn::StoreInterleaved2(b[pos[1]], b[pos[1]], d, u + i);
+    hn::StoreInterleaved2(b[pos[3]], b[pos[3]], d, v + i);
+  }
+  for (; i < n; ++i) {
+    const uint8_t* macro = row + 4 * (i >> 1);
+    y[i] = macro[pos[(i & 1) ? 2 : 0]], u[i] = macro[pos[1]], v[i] = macro[pos[3]];
+  }
+}
+
 // Each chroma pair's U and V bytes, twice (one per pixel): the bytes as little-endian 16-bit
 // pairs, low byte doubled and high byte doubled.
 void SplitChromaPairs(const uint8_t* HWY_RESTRICT uv, bool vu, int64_t n, uint8_t* HWY_RESTRICT u,
@@ -1078,6 +1119,7 @@ HWY_EXPORT(Resample1Tap);
 HWY_EXPORT(ResamplePairs);
 HWY_EXPORT(Blend2);
 HWY_EXPORT(Accumulate);
+HWY_EXPORT(ResampleWindow);
 HWY_EXPORT(SemiPlanarToRgb);
 HWY_EXPORT(SemiPlanar444ToRgb);
 HWY_EXPORT(PlanarYuvToRgb);
@@ -1104,6 +1146,7 @@ HWY_EXPORT(BlendQ6);
 HWY_EXPORT(Resample2TapQ6);
 HWY_EXPORT(ResamplePairsQ6);
 HWY_EXPORT(SplitChromaPairs);
+HWY_EXPORT(SplitPacked422);
 HWY_EXPORT(AccumulateQ6);
 HWY_EXPORT(ResampleWindowQ6);
 HWY_EXPORT(ResampleTapsQ6);
@@ -1149,6 +1192,9 @@ void resample_pairs_q6(const int16_t* in, const int16_t* weight, int16_t* out, i
 void split_chroma_pairs(const uint8_t* uv, bool vu, int64_t n, uint8_t* u, uint8_t* v) {
   HWY_DYNAMIC_DISPATCH(SplitChromaPairs)(uv, vu, n, u, v);
 }
+void split_packed_422(const uint8_t* row, const int* pos, int64_t n, uint8_t* y, uint8_t* u, uint8_t* v) {
+  HWY_DYNAMIC_DISPATCH(SplitPacked422)(row, pos, n, y, u, v);
+}
 void resample_window_q6(const int16_t* in, const int32_t* start, const int16_t* window, int16_t* out, int64_t n) {
   HWY_DYNAMIC_DISPATCH(ResampleWindowQ6)(in, start, window, out, n);
 }
@@ -1180,6 +1226,9 @@ void blend_2(const float* a, const float* b, float wb, float* out, int64_t n) {
 }
 void accumulate(const float* in, float w, float* out, int64_t n, bool first) {
   HWY_DYNAMIC_DISPATCH(Accumulate)(in, w, out, n, first);
+}
+void resample_window(const float* in, const int32_t* start, const float* rows, float* out, int64_t n) {
+  HWY_DYNAMIC_DISPATCH(ResampleWindow)(in, start, rows, out, n);
 }
 void semi_planar_to_rgb(const uint8_t* y, const uint8_t* uv, bool vu, int64_t n, const ColorCoeffs& c, float* r,
                         float* g, float* b) {

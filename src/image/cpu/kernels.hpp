@@ -22,6 +22,9 @@ void resample_1tap(const float* in, const int32_t* index, float* out, int64_t n)
 void blend_2(const float* a, const float* b, float wb, float* out, int64_t n);
 /// out[i] = w * in[i] (first) or out[i] + w * in[i].
 void accumulate(const float* in, float w, float* out, int64_t n, bool first);
+/// Area taps within 8 positions: out[o] = sum of in[start[o] + k] * rows[k * n + o], k < 8
+/// (weights past an output's taps are 0; in[start[o] + 7] must be readable).
+void resample_window(const float* in, const int32_t* start, const float* rows, float* out, int64_t n);
 
 /// Semi-planar YUV row with horizontally halved chroma (nv12, nv21, nv16): `uv` points at the
 /// chroma pair of pixel 0 (pixel 0 is even); `vu` when V comes first.
@@ -158,6 +161,9 @@ void resample_pairs_q6(const int16_t* in, const int16_t* weight, int16_t* out, i
 /// The U and V bytes of pixels 0 .. n - 1 of a semi-planar row with horizontally halved chroma
 /// (`uv` at pixel 0's pair, pixel 0 even; `vu` when V comes first), one byte per pixel.
 void split_chroma_pairs(const uint8_t* uv, bool vu, int64_t n, uint8_t* u, uint8_t* v);
+/// The Y, U and V bytes of pixels 0 .. n - 1 of a packed 4:2:2 row (`row` at pixel 0, pixel 0
+/// even; pos[0..3]: the byte offsets of Y0, U, Y1 and V in a macropixel), one byte per pixel.
+void split_packed_422(const uint8_t* row, const int* pos, int64_t n, uint8_t* y, uint8_t* u, uint8_t* v);
 /// out[i] = round(in[i] * w / 32768) (first) or out[i] + that; w in [0, 32768).
 void accumulate_q6(const int16_t* in, int16_t w, int16_t* out, int64_t n, bool first);
 /// Area taps: out[o] = round(sum of in[index[t]] * weight[t] / 32768), t in [first[o], first[o + 1]).

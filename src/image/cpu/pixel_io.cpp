@@ -555,6 +555,12 @@ YuvBytes read_row_yuv_bytes(const ImageRef& src, int64_t x, int64_t y, const int
         });
       } else {
         const uint8_t* row = row_ptr(0, x, y);
+        if (index == nullptr) {
+          // Every pixel (area downscales): the macropixels de-interleaved in vectors (4K YUYV ->
+          // 640x640 rgb u8 with Area took 7.6 ms picking them one by one, NV12 1.4 ms).
+          kernels::split_packed_422(row, pos.data(), n, ys, us, vs);
+          break;
+        }
         gather_yuv(index, done, n, ys, us, vs, [&](int64_t px, uint8_t* yy, uint8_t* uu, uint8_t* vv) {
           const uint8_t* macro = row + 4 * (px >> 1);
           *yy = macro[pos[(px & 1) ? 2 : 0]], *uu = macro[pos[1]], *vv = macro[pos[3]];
