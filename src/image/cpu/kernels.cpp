@@ -915,11 +915,12 @@ void SplitPacked422(const uint8_t* HWY_RESTRICT row, const int* pos, int64_t n, 
   const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
   int64_t i = 0;
   for (; i + 2 * lanes <= n; i += 2 * lanes) {
-    hn::Vec<decltype(d)> b[4];
-    hn::LoadInterleaved4(d, row + 2 * i, b[0], b[1], b[2], b[3]);
-    hn::StoreInterleaved2(b[pos[0]], b[pos[2]], d, y + i);
-    hn::StoreInterleaved2(b[pos[1]], b[pos[1]], d, u + i);
-    hn::StoreInterleaved2(b[pos[3]], b[pos[3]], d, v + i);
+    hn::Vec<decltype(d)> b0, b1, b2, b3;  // not an array: SVE vectors are sizeless
+    hn::LoadInterleaved4(d, row + 2 * i, b0, b1, b2, b3);
+    const auto byte = [&](int k) { return k == 0 ? b0 : k == 1 ? b1 : k == 2 ? b2 : b3; };
+    hn::StoreInterleaved2(byte(pos[0]), byte(pos[2]), d, y + i);
+    hn::StoreInterleaved2(byte(pos[1]), byte(pos[1]), d, u + i);
+    hn::StoreInterleaved2(byte(pos[3]), byte(pos[3]), d, v + i);
   }
   for (; i < n; ++i) {
     const uint8_t* macro = row + 4 * (i >> 1);
