@@ -519,6 +519,9 @@ std::vector<Row> rows() {
       {{yuyv_4k, Out::RgbU8}, true, false},
       {{yuyv_4k, Out::F32}, true, false},
       {{nv12_4k, Out::RgbU8, Interpolation::Area}, true, false},
+      // Not goals' jobs: the area downscale of the packed source, and into floats.
+      {{yuyv_4k, Out::RgbU8, Interpolation::Area}, true, false},
+      {{nv12_4k, Out::F32, Interpolation::Area}, true, false},
   };
 }
 
