@@ -689,8 +689,8 @@ TEST(ImageProcessor, AreaWindowTapsAreExactOnEveryInstructionSet) {
   }
 }
 
-// The float path's area taps, 8 gathers and multiply-adds per vector of outputs, give each
-// output the sum of its window (to float rounding: the order of the adds differs from the
+// The float path's area taps, each output's window products reduced four outputs at a time,
+// give each output the sum of its window (to float rounding: the order of the adds differs from the
 // scalar one, and targets without FMA round twice), every count from 0 to past two vectors.
 TEST(ImageProcessor, FloatAreaWindowTapsSumTheirWindowOnEveryInstructionSet) {
   ForcedTargets targets;
@@ -703,13 +703,13 @@ TEST(ImageProcessor, FloatAreaWindowTapsSumTheirWindowOnEveryInstructionSet) {
       for (auto& s : start) s = static_cast<int32_t>(rng() % static_cast<uint32_t>(6 * n + 1));
       std::vector<float> in(static_cast<std::size_t>(6 * n + 1 + 8));
       for (auto& v : in) v = static_cast<float>(rng() % 25500) / 100.0f;
-      std::vector<float> rows(static_cast<std::size_t>(8 * n));
-      for (auto& w : rows) w = rng() % 3 == 0 ? 0.0f : static_cast<float>(rng() % 1000) / 4000.0f;
+      std::vector<float> window(static_cast<std::size_t>(8 * n));
+      for (auto& w : window) w = rng() % 3 == 0 ? 0.0f : static_cast<float>(rng() % 1000) / 4000.0f;
       std::vector<float> out(static_cast<std::size_t>(n) + 1, -7.0f);
-      detail::kernels::resample_window(in.data(), start.data(), rows.data(), out.data(), n);
+      detail::kernels::resample_window(in.data(), start.data(), window.data(), out.data(), n);
       for (int64_t o = 0; o < n; ++o) {
         double sum = 0.0;
-        for (int k = 0; k < 8; ++k) sum += double{rows[k * n + o]} * in[start[o] + k];
+        for (int k = 0; k < 8; ++k) sum += double{window[8 * o + k]} * in[start[o] + k];
         ASSERT_NEAR(out[o], sum, 1e-4) << hwy::TargetName(target) << ": output " << o << " of " << n;
       }
       ASSERT_EQ(out[n], -7.0f) << hwy::TargetName(target) << ": wrote past " << n << " outputs";
@@ -776,6 +776,38 @@ TEST(ImageProcessor, DecodeAndSumInOnePassIsExactOnEveryInstructionSet) {
           detail::kernels::accumulate_q6(decoded.data() + c * n, w, twice.data() + c * n, n, first);
         ASSERT_EQ(fused, twice) << hwy::TargetName(target) << ": " << n << " pixels, weight " << w
                                 << (first ? ", first line" : "");
+      }
+    }
+  }
+}
+
+// The float area path's fused pass likewise: what decoding (planar_yuv_to_rgb) and then weighting
+// (accumulate) give, to float rounding (a multiply-add may be fused in one and not the other).
+TEST(ImageProcessor, FloatDecodeAndSumInOnePassMatchesTwoPassesOnEveryInstructionSet) {
+  ForcedTargets targets;
+  if (targets.all.empty()) GTEST_SKIP() << kNoTarget;
+  const detail::ColorCoeffs coeffs = detail::color_coeffs(ColorMatrix::Bt601, ColorRange::Limited);
+  for (int64_t target : targets.all) {
+    hwy::SetSupportedTargetsForTest(target);
+    std::mt19937 rng(31);
+    for (int64_t n = 0; n <= 70; n += (n < 34 ? 1 : 9)) {
+      std::vector<uint8_t> yuv(static_cast<std::size_t>(3 * n));
+      for (auto& b : yuv) b = static_cast<uint8_t>(rng());
+      const float w = static_cast<float>(rng() % 1000 + 1) / 1000.0f;
+      for (bool first : {true, false}) {
+        std::vector<float> start(static_cast<std::size_t>(3 * n) + 1, -7.0f);
+        for (int64_t i = 0; i < 3 * n; ++i) start[i] = static_cast<float>(rng() % 25500) / 100.0f;
+        std::vector<float> fused = start, decoded(static_cast<std::size_t>(3 * n)), twice = start;
+        detail::kernels::yuv_to_rgb_accumulate(yuv.data(), yuv.data() + n, yuv.data() + 2 * n, n, coeffs, w,
+                                               fused.data(), fused.data() + n, fused.data() + 2 * n, first);
+        detail::kernels::planar_yuv_to_rgb(yuv.data(), yuv.data() + n, yuv.data() + 2 * n, n, coeffs, decoded.data(),
+                                           decoded.data() + n, decoded.data() + 2 * n);
+        for (int c = 0; c < 3; ++c)
+          detail::kernels::accumulate(decoded.data() + c * n, w, twice.data() + c * n, n, first);
+        for (std::size_t i = 0; i < fused.size(); ++i) {
+          ASSERT_NEAR(fused[i], twice[i], 1e-3) << hwy::TargetName(target) << ": " << n << " pixels, value " << i
+                                                << ", weight " << w << (first ? ", first line" : "");
+        }
       }
     }
   }

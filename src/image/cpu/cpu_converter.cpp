@@ -108,7 +108,7 @@ void CpuConverter::Plan::build_q6() {
   q6_every_column = false;
   q6_start.clear();
   q6_window.clear();
-  window_rows.clear();
+  window.clear();
   if (!h.two_tap) {
     // Area downscale: every position decoded, then each output sums its taps (weights in Q15
     // that add up to 32768, so a flat area stays flat); taps within 8 positions as a window of
@@ -126,11 +126,9 @@ void CpuConverter::Plan::build_q6() {
     if (!narrow) {
       q6_start.clear(), q6_window.clear();
     } else {
-      window_rows.assign(static_cast<std::size_t>(8 * n), 0.0f);
+      window.assign(static_cast<std::size_t>(8 * n), 0.0f);
       for (int64_t o = 0; o < n; ++o) {
-        for (int32_t t = h.first[o]; t < h.first[o + 1]; ++t) {
-          window_rows[static_cast<std::size_t>((h.index[t] - q6_start[o]) * n + o)] = h.weight[t];
-        }
+        for (int32_t t = h.first[o]; t < h.first[o + 1]; ++t) window[8 * o + h.index[t] - q6_start[o]] = h.weight[t];
       }
     }
   } else if (h.single_tap) {
@@ -186,7 +184,7 @@ void CpuConverter::prepare(const ImageRef& src, const ImageRef& dst, const Rect&
       p.build_q6();
     } else {
       p.q6_positions.clear(), p.q6_index.clear(), p.q6_weight.clear(), p.q6_vertical.clear();
-      p.q6_start.clear(), p.q6_window.clear(), p.window_rows.clear();
+      p.q6_start.clear(), p.q6_window.clear(), p.window.clear();
       p.q6_pairs = p.q6_every_column = false;
       p.q6_sample_stale = true;
     }
@@ -592,9 +590,9 @@ void CpuConverter::resample(const RgbaRows& raw, const RgbaRows& target) {
       kernels::resample_2tap(in, h.index.data(), h.weight.data(), target.channel(c), content_w);
       continue;
     }
-    if (!plan_->window_rows.empty()) {
-      // Area taps within 8 positions: 8 gathers and multiply-adds per vector of outputs.
-      kernels::resample_window(in, plan_->q6_start.data(), plan_->window_rows.data(), target.channel(c), content_w);
+    if (!plan_->window.empty()) {
+      // Area taps within 8 positions: one vector product per output, four outputs reduced together.
+      kernels::resample_window(in, plan_->q6_start.data(), plan_->window.data(), target.channel(c), content_w);
       continue;
     }
     float* o = target.channel(c);
@@ -796,10 +794,20 @@ void CpuConverter::compose_row(Scratch& s, int64_t y, const RgbaRows& row) {
       if (!g.column_lines && t + 1 < static_cast<int32_t>(v.index.size())) {
         prefetch_row(*src_, g.crop.x, g.crop.y + v.index[t + 1], n);
       }
-      const RgbaRows raw = decode_line(s, v.index[t], 0);
-      for (int c = 0; c < channels_; ++c) {
-        kernels::accumulate(raw.channel(c), v.weight[t], sum.channel(c), n, t == v.first[r]);
+      const bool first = t == v.first[r];
+      if (!g.column_lines && channels_ == 3) {
+        // YUV lines decoded and summed in one pass (the sum was a quarter of 4K NV12 -> 640x640
+        // planar f32, most of it loading the decoded line back).
+        const YuvBytes bytes =
+            read_row_yuv_bytes(*src_, g.crop.x, g.crop.y + v.index[t], nullptr, n, s.staging.data(), plan_->q6_sample);
+        if (bytes.y != nullptr) {
+          kernels::yuv_to_rgb_accumulate(bytes.y, bytes.u, bytes.v, n, coeffs_, v.weight[t], sum.channel(0),
+                                         sum.channel(1), sum.channel(2), first);
+          continue;
+        }
       }
+      const RgbaRows raw = decode_line(s, v.index[t], 0);
+      for (int c = 0; c < channels_; ++c) kernels::accumulate(raw.channel(c), v.weight[t], sum.channel(c), n, first);
     }
     resample(sum, RgbaRows{row.base + box.x, row.stride});
   } else {

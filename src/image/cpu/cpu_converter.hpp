@@ -71,7 +71,7 @@ class CpuConverter {
     std::vector<int16_t> q6_weight;
     std::vector<int32_t> q6_start;     // an area's taps as windows of 8: lowest position,
     std::vector<int16_t> q6_window;    // and 8 weights per output (empty: taps spread wider)
-    std::vector<float> window_rows;    // the float path's windows: weight k of output o at k * width + o
+    std::vector<float> window;         // the float path's windows, as q6_window
     std::vector<int16_t> q6_vertical;  // vertical weights in Q15 (per tap for an area)
     SamplePlan q6_sample;
     bool q6_sample_stale = true;

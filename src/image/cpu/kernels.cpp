@@ -108,23 +108,56 @@ void Blend2(const float* a, const float* b, float wb, float* out, int64_t n) {
   for (; i < n; ++i) out[i] = a[i] + wb * (b[i] - a[i]);
 }
 
-void ResampleWindow(const float* HWY_RESTRICT in, const int32_t* HWY_RESTRICT start, const float* HWY_RESTRICT rows,
+#if HWY_TARGET != HWY_SCALAR
+// Four outputs' 32-bit partial sums (pair sums, or float products), output i's four in each
+// 128-bit block of p_i, reduced to block-wise totals: lane i of each block is the sum of p_i's
+// lanes in that block.
+template <class D32, class V32>
+HWY_INLINE V32 block_totals(D32 d32, V32 p0, V32 p1, V32 p2, V32 p3) {
+  const hn::Repartition<int64_t, D32> d64;
+  const auto s01 = hn::Add(hn::InterleaveLower(d32, p0, p1), hn::InterleaveUpper(d32, p0, p1));
+  const auto s23 = hn::Add(hn::InterleaveLower(d32, p2, p3), hn::InterleaveUpper(d32, p2, p3));
+  const auto lo = hn::InterleaveLower(d64, hn::BitCast(d64, s01), hn::BitCast(d64, s23));
+  const auto hi = hn::InterleaveUpper(d64, hn::BitCast(d64, s01), hn::BitCast(d64, s23));
+  return hn::Add(hn::BitCast(d32, lo), hn::BitCast(d32, hi));
+}
+#endif
+
+// Each output's eight inputs times its eight weights in one or two vectors, four outputs'
+// products reduced together (block_totals): no gathers (eight of them a vector of outputs were
+// a quarter of a 4K -> 640x640 float area downscale) and no horizontal sum per output.
+void ResampleWindow(const float* HWY_RESTRICT in, const int32_t* HWY_RESTRICT start, const float* HWY_RESTRICT window,
                     float* HWY_RESTRICT out, int64_t n) {
-  const DF df;
-  const hn::RebindToSigned<DF> di;
-  const int64_t lanes = static_cast<int64_t>(hn::Lanes(df));
   int64_t o = 0;
-  for (; o + lanes <= n; o += lanes) {
-    auto at = hn::LoadU(di, start + o);
-    auto sum = hn::Zero(df);
-    for (int k = 0; k < 8; ++k, at = hn::Add(at, hn::Set(di, 1))) {
-      sum = hn::MulAdd(hn::LoadU(df, rows + k * n + o), hn::GatherIndex(df, in, at), sum);
+#if HWY_TARGET == HWY_AVX2 || HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+  {
+    // Two blocks: an output's first four products in block 0, its last four in block 1.
+    const hn::FixedTag<float, 8> d;
+    const auto products = [&](int64_t k) { return hn::Mul(hn::LoadU(d, in + start[k]), hn::LoadU(d, window + 8 * k)); };
+    for (; o + 8 <= n; o += 8) {
+      // Block j of each totals vector: lane i is output o + i's (or o + 4 + i's) block j.
+      const auto a = block_totals(d, products(o), products(o + 1), products(o + 2), products(o + 3));
+      const auto b = block_totals(d, products(o + 4), products(o + 5), products(o + 6), products(o + 7));
+      hn::StoreU(hn::Add(hn::ConcatLowerLower(d, b, a), hn::ConcatUpperUpper(d, b, a)), d, out + o);
     }
-    hn::StoreU(sum, df, out + o);
   }
+#endif
+#if HWY_TARGET != HWY_SCALAR
+  const hn::CappedTag<float, 4> d;  // one block (on SVE, blocks are the whole vector)
+  if (hn::Lanes(d) == 4) {
+    const auto products = [&](int64_t k) {
+      const float* at = in + start[k];
+      const float* w = window + 8 * k;
+      return hn::MulAdd(hn::LoadU(d, at + 4), hn::LoadU(d, w + 4), hn::Mul(hn::LoadU(d, at), hn::LoadU(d, w)));
+    };
+    for (; o + 4 <= n; o += 4) {
+      hn::StoreU(block_totals(d, products(o), products(o + 1), products(o + 2), products(o + 3)), d, out + o);
+    }
+  }
+#endif
   for (; o < n; ++o) {
     float sum = 0.0f;
-    for (int k = 0; k < 8; ++k) sum += rows[k * n + o] * in[start[o] + k];
+    for (int k = 0; k < 8; ++k) sum += window[8 * o + k] * in[start[o] + k];
     out[o] = sum;
   }
 }
@@ -258,6 +291,38 @@ void PlanarYuvToRgb(const uint8_t* HWY_RESTRICT y, const uint8_t* HWY_RESTRICT u
     return;
   }
   PlanarYuvNormalised(y, u, v, n, c, affine, r, g, b);
+}
+
+// PlanarYuvToRgb then Accumulate of each channel, the decoded values kept in registers (a float
+// area downscale sums every decoded source line into its output row).
+void YuvToRgbAccumulate(const uint8_t* HWY_RESTRICT y, const uint8_t* HWY_RESTRICT u, const uint8_t* HWY_RESTRICT v,
+                        int64_t n, const ColorCoeffs& c, float w, float* HWY_RESTRICT r, float* HWY_RESTRICT g,
+                        float* HWY_RESTRICT b, bool first) {
+  const DF df;
+  const int64_t lanes = static_cast<int64_t>(hn::Lanes(df));
+  const ColorCoeffs coeffs = c;
+  const auto vw = hn::Set(df, w);
+  int64_t i = 0;
+  for (; i + lanes <= n; i += lanes) {
+    hn::Vec<DF> rr, gg, bl;
+    yuv_clamped(df, load_u8_as_f32(df, y + i), load_u8_as_f32(df, u + i), load_u8_as_f32(df, v + i), coeffs, rr, gg,
+                bl);
+    if (first) {
+      rr = hn::Mul(vw, rr), gg = hn::Mul(vw, gg), bl = hn::Mul(vw, bl);
+    } else {
+      rr = hn::MulAdd(vw, rr, hn::LoadU(df, r + i)), gg = hn::MulAdd(vw, gg, hn::LoadU(df, g + i));
+      bl = hn::MulAdd(vw, bl, hn::LoadU(df, b + i));
+    }
+    hn::StoreU(rr, df, r + i);
+    hn::StoreU(gg, df, g + i);
+    hn::StoreU(bl, df, b + i);
+  }
+  for (; i < n; ++i) {
+    float rgb[3];
+    yuv_scalar(y[i], u[i], v[i], coeffs, rgb, rgb + 1, rgb + 2);
+    float* const out[3] = {r + i, g + i, b + i};
+    for (int j = 0; j < 3; ++j) *out[j] = first ? w * rgb[j] : *out[j] + w * rgb[j];
+  }
 }
 
 // PlanarYuvToRgb's normalised outputs as IEEE halves: the f16 rows straight from the picked
@@ -973,20 +1038,6 @@ void AccumulateQ6(const int16_t* HWY_RESTRICT in, int16_t w, int16_t* HWY_RESTRI
   }
 }
 
-#if HWY_TARGET != HWY_SCALAR
-// Four outputs' 32-bit pair sums, output i's four in each 128-bit block of p_i, reduced to
-// block-wise totals: lane i of each block is the sum of p_i's lanes in that block.
-template <class D32, class V32>
-HWY_INLINE V32 block_totals(D32 d32, V32 p0, V32 p1, V32 p2, V32 p3) {
-  const hn::Repartition<int64_t, D32> d64;
-  const auto s01 = hn::Add(hn::InterleaveLower(d32, p0, p1), hn::InterleaveUpper(d32, p0, p1));
-  const auto s23 = hn::Add(hn::InterleaveLower(d32, p2, p3), hn::InterleaveUpper(d32, p2, p3));
-  const auto lo = hn::InterleaveLower(d64, hn::BitCast(d64, s01), hn::BitCast(d64, s23));
-  const auto hi = hn::InterleaveUpper(d64, hn::BitCast(d64, s01), hn::BitCast(d64, s23));
-  return hn::Add(hn::BitCast(d32, lo), hn::BitCast(d32, hi));
-}
-#endif
-
 // Many outputs at a time: each output's eight inputs and weights multiplied into four pair
 // sums within one 128-bit block, four vectors of them reduced together (block_totals), so that
 // no output needs a horizontal sum of its own. 4K -> 640 wide area downscales spent 15 % of
@@ -1139,6 +1190,7 @@ HWY_EXPORT(Store8BitInterleaved);
 
 HWY_EXPORT(YuvToRgbQ6);
 HWY_EXPORT(YuvToRgbQ6Accumulate);
+HWY_EXPORT(YuvToRgbAccumulate);
 HWY_EXPORT(YuvTo8BitPixels);
 HWY_EXPORT(ShuffledYuvBytes);
 HWY_EXPORT(WordPicksFast);
@@ -1228,8 +1280,12 @@ void blend_2(const float* a, const float* b, float wb, float* out, int64_t n) {
 void accumulate(const float* in, float w, float* out, int64_t n, bool first) {
   HWY_DYNAMIC_DISPATCH(Accumulate)(in, w, out, n, first);
 }
-void resample_window(const float* in, const int32_t* start, const float* rows, float* out, int64_t n) {
-  HWY_DYNAMIC_DISPATCH(ResampleWindow)(in, start, rows, out, n);
+void resample_window(const float* in, const int32_t* start, const float* window, float* out, int64_t n) {
+  HWY_DYNAMIC_DISPATCH(ResampleWindow)(in, start, window, out, n);
+}
+void yuv_to_rgb_accumulate(const uint8_t* y, const uint8_t* u, const uint8_t* v, int64_t n, const ColorCoeffs& c,
+                           float w, float* r, float* g, float* b, bool first) {
+  HWY_DYNAMIC_DISPATCH(YuvToRgbAccumulate)(y, u, v, n, c, w, r, g, b, first);
 }
 void semi_planar_to_rgb(const uint8_t* y, const uint8_t* uv, bool vu, int64_t n, const ColorCoeffs& c, float* r,
                         float* g, float* b) {

@@ -22,9 +22,9 @@ void resample_1tap(const float* in, const int32_t* index, float* out, int64_t n)
 void blend_2(const float* a, const float* b, float wb, float* out, int64_t n);
 /// out[i] = w * in[i] (first) or out[i] + w * in[i].
 void accumulate(const float* in, float w, float* out, int64_t n, bool first);
-/// Area taps within 8 positions: out[o] = sum of in[start[o] + k] * rows[k * n + o], k < 8
+/// Area taps within 8 positions: out[o] = sum of in[start[o] + k] * window[8 * o + k], k < 8
 /// (weights past an output's taps are 0; in[start[o] + 7] must be readable).
-void resample_window(const float* in, const int32_t* start, const float* rows, float* out, int64_t n);
+void resample_window(const float* in, const int32_t* start, const float* window, float* out, int64_t n);
 
 /// Semi-planar YUV row with horizontally halved chroma (nv12, nv21, nv16): `uv` points at the
 /// chroma pair of pixel 0 (pixel 0 is even); `vu` when V comes first.
@@ -37,6 +37,10 @@ void semi_planar_444_to_rgb(const uint8_t* y, const uint8_t* uv, int64_t n, cons
 /// shuffled_yuv_to_rgb (null: plain 0..255 floats).
 void planar_yuv_to_rgb(const uint8_t* y, const uint8_t* u, const uint8_t* v, int64_t n, const ColorCoeffs& c, float* r,
                        float* g, float* b, const float* affine = nullptr);
+/// planar_yuv_to_rgb (plain 0..255 floats) then accumulate(weight w) of each channel into r, g
+/// and b, in one pass.
+void yuv_to_rgb_accumulate(const uint8_t* y, const uint8_t* u, const uint8_t* v, int64_t n, const ColorCoeffs& c,
+                           float w, float* r, float* g, float* b, bool first);
 /// planar_yuv_to_rgb's outputs normalised by `affine` (not null) as IEEE halves, rounded to
 /// nearest even as half_from_float rounds the float outputs.
 void planar_yuv_to_half(const uint8_t* y, const uint8_t* u, const uint8_t* v, int64_t n, const ColorCoeffs& c,
