@@ -311,14 +311,26 @@ Tensor memhal_dst(Out out) {
                             dtype, 1));
 }
 
+// What every memhal run of a job sets up: its frames (a ring visited `visits` times at most),
+// a destination, a processor on `threads` threads and the job's options.
+struct MemhalRun {
+  MemhalRun(const Job& job, bool cold, unsigned threads, int64_t visits = INT64_MAX)
+      : frames{&ring(job.src, visits), cold},
+        dst(memhal_dst(job.out)),
+        proc(std::move(*ImageProcessor::create({.threads = threads, .backend = ImageBackend::Cpu}))),
+        options(memhal_options(job)) {}
+  void convert(const Tensor& frame) {
+    if (!proc.convert(frame, dst, options)) std::abort();
+  }
+  Cycle frames;
+  Tensor dst;
+  ImageProcessor proc;
+  ConvertOptions options;
+};
+
 void memhal_job(benchmark::State& state, Job job, bool cold, unsigned threads) {
-  Cycle frames{&ring(job.src), cold};
-  Tensor dst = memhal_dst(job.out);
-  auto proc = std::move(*ImageProcessor::create({.threads = threads, .backend = ImageBackend::Cpu}));
-  const ConvertOptions o = memhal_options(job);
-  timed(state, run_name(threads == 1 ? "memhal1" : "memhal2", job, cold), [&] {
-    if (!proc.convert(frames.next(), dst, o)) std::abort();
-  });
+  MemhalRun run(job, cold, threads);
+  timed(state, run_name(threads == 1 ? "memhal1" : "memhal2", job, cold), [&] { run.convert(run.frames.next()); });
 }
 
 // Frames at a camera's pace, 33 ms apart (30 fps) with the CPU idle in between, as in a live
@@ -333,20 +345,17 @@ std::string paced_name(unsigned threads, const Job& job) {
 }
 
 void paced_job(benchmark::State& state, Job job, unsigned threads) {
-  Cycle frames{&ring(job.src), true};
-  Tensor dst = memhal_dst(job.out);
-  auto proc = std::move(*ImageProcessor::create({.threads = threads, .backend = ImageBackend::Cpu}));
-  const ConvertOptions o = memhal_options(job);
-  if (!proc.convert(frames.next(), dst, o)) std::abort();  // plans and fresh pages, as in `timed`
+  MemhalRun run(job, true, threads);
+  run.convert(run.frames.next());  // plans and fresh pages, as in `timed`
   double wall = 0;
   int64_t n = 0;
   for (auto _ : state) {
     state.PauseTiming();  // so that the console's time column is the conversions' too
     std::this_thread::sleep_for(kFrameGap);
     state.ResumeTiming();
-    const Tensor& frame = frames.next();
+    const Tensor& frame = run.frames.next();
     const auto t0 = std::chrono::steady_clock::now();
-    if (!proc.convert(frame, dst, o)) std::abort();
+    run.convert(frame);
     wall += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     ++n;
   }
@@ -687,13 +696,8 @@ int profile(const std::string& key, long frames, const std::string& target) {
   }
   for (const Row& row : rows()) {
     if (row.job.key() != key) continue;
-    Cycle cycle{&ring(row.job.src, frames), true};
-    Tensor dst = memhal_dst(row.job.out);
-    auto proc = std::move(*ImageProcessor::create({.threads = 1, .backend = ImageBackend::Cpu}));
-    const ConvertOptions o = memhal_options(row.job);
-    for (long i = 0; i < frames; ++i) {
-      if (!proc.convert(cycle.next(), dst, o)) std::abort();
-    }
+    MemhalRun run(row.job, true, 1, frames);
+    for (long i = 0; i < frames; ++i) run.convert(run.frames.next());
     std::printf("profiled %s: %ld conversions, cold frames, one thread\n", key.c_str(), frames);
     return 0;
   }
