@@ -781,6 +781,57 @@ TEST(ImageProcessor, DecodeAndSumInOnePassIsExactOnEveryInstructionSet) {
   }
 }
 
+// A 2:1 downscale of semi-planar lines in one pass gives exactly what the three passes it
+// replaced give (the chroma pairs split, each line decoded by yuv_to_rgb_q6 and its pixel pairs
+// blended by resample_pairs_q6, the two lines blended by blend_q6): U or V first, any pair and
+// line weights (0 among them), every count from 0 to past two vectors, on every instruction set.
+TEST(ImageProcessor, SemiPlanarPairsInOnePassAreExactOnEveryInstructionSet) {
+  ForcedTargets targets;
+  if (targets.all.empty()) GTEST_SKIP() << kNoTarget;
+  const detail::kernels::FixedCoeffs coeffs =
+      detail::kernels::fixed_coeffs(detail::color_coeffs(ColorMatrix::Bt601, ColorRange::Full));
+  for (int64_t target : targets.all) {
+    hwy::SetSupportedTargetsForTest(target);
+    std::mt19937 rng(59);
+    for (int64_t n = 0; n <= 70; n += (n < 34 ? 1 : 9)) {
+      const auto bytes = [&] {
+        std::vector<uint8_t> v(static_cast<std::size_t>(2 * n));
+        for (auto& b : v) b = static_cast<uint8_t>(rng());
+        return v;
+      };
+      const std::vector<uint8_t> ya = bytes(), uva = bytes(), yb = bytes(), uvb = bytes();
+      std::vector<int16_t> weight(static_cast<std::size_t>(n));
+      for (auto& w : weight) w = rng() % 4 == 0 ? 16384 : static_cast<int16_t>(rng() % 32768);
+      for (bool vu : {false, true}) {
+        for (int16_t wv : {int16_t{0}, int16_t{16384}, static_cast<int16_t>(rng() % 32768)}) {
+          std::vector<int16_t> fused(static_cast<std::size_t>(3 * n + 1), -7);
+          detail::kernels::semi_planar_pairs_q6(ya.data(), uva.data(), yb.data(), uvb.data(), vu, weight.data(), wv, n,
+                                                coeffs, fused.data(), fused.data() + n, fused.data() + 2 * n);
+          // The three passes.
+          std::vector<int16_t> lines[2];
+          const std::pair<const std::vector<uint8_t>*, const std::vector<uint8_t>*> from[2] = {{&ya, &uva},
+                                                                                               {&yb, &uvb}};
+          for (int l = 0; l < 2; ++l) {
+            std::vector<uint8_t> u(static_cast<std::size_t>(2 * n)), v(static_cast<std::size_t>(2 * n));
+            detail::kernels::split_chroma_pairs(from[l].second->data(), vu, 2 * n, u.data(), v.data());
+            std::vector<int16_t> decoded(static_cast<std::size_t>(6 * n));
+            detail::kernels::yuv_to_rgb_q6(from[l].first->data(), u.data(), v.data(), 2 * n, coeffs, decoded.data(),
+                                           decoded.data() + 2 * n, decoded.data() + 4 * n);
+            lines[l].resize(static_cast<std::size_t>(3 * n));
+            for (int c = 0; c < 3; ++c) {
+              detail::kernels::resample_pairs_q6(decoded.data() + 2 * c * n, weight.data(), lines[l].data() + c * n, n);
+            }
+          }
+          std::vector<int16_t> twice(static_cast<std::size_t>(3 * n + 1), -7);
+          detail::kernels::blend_q6(lines[0].data(), lines[1].data(), wv, twice.data(), 3 * n);
+          ASSERT_EQ(fused, twice) << hwy::TargetName(target) << ": " << n << " outputs, " << (vu ? "V" : "U")
+                                  << " first, line weight " << wv;
+        }
+      }
+    }
+  }
+}
+
 // The float area path's fused pass likewise: what decoding (planar_yuv_to_rgb) and then weighting
 // (accumulate) give, to float rounding (a multiply-add may be fused in one and not the other).
 TEST(ImageProcessor, FloatDecodeAndSumInOnePassMatchesTwoPassesOnEveryInstructionSet) {

@@ -408,7 +408,10 @@ void CpuConverter::process_q6(Scratch& s, int64_t y0, int64_t y1) {
     const int64_t r = y - box.y;
     if (q6_pixels_ && plan_->q6_vertical[r] == 0 && write_q6_pixels(s, y, r)) continue;
     const int16_t* rows = nullptr;
-    if (g.vertical.two_tap) {
+    if (g.vertical.two_tap && plan_->q6_every_column && semi_planar_subsampled(src_->format)) {
+      prefetch_next(r);
+      rows = q6_pairs_row(s, r);
+    } else if (g.vertical.two_tap) {
       prefetch_next(r);
       const int64_t l0 = g.vertical.index[r];
       const int16_t w = plan_->q6_vertical[r];
@@ -496,6 +499,24 @@ const int16_t* CpuConverter::q6_line(Scratch& s, int64_t line, int64_t keep) {
     for (int c = 0; c < channels_; ++c) resample_q6(decoded.channel(c), n, target.channel(c));
   }
   if (fill_alpha_) std::fill(target.channel(3), target.channel(3) + cw, int16_t{255 * 64});
+  return out;
+}
+
+// A 2:1 downscale's content row `r` of a semi-planar source with halved chroma: its two source
+// lines decoded, blended along the row and then together in one pass (semi_planar_pairs_q6),
+// where q6_line and blend_q6 make three passes through Q6 rows in memory and split the chroma
+// pairs first.
+const int16_t* CpuConverter::q6_pairs_row(Scratch& s, int64_t r) {
+  const Geometry& g = plan_->geometry;
+  const int64_t cw = g.content.width;
+  const int64_t l0 = g.crop.y + g.vertical.index[r];
+  const int16_t w = plan_->q6_vertical[r];
+  const SemiPlanarLine a = semi_planar_line(*src_, g.crop.x, l0);
+  const SemiPlanarLine b = w != 0 ? semi_planar_line(*src_, g.crop.x, l0 + 1) : a;
+  int16_t* out = s.q6_row.data();
+  kernels::semi_planar_pairs_q6(a.y, a.uv, b.y, b.uv, a.vu, plan_->q6_weight.data(), w, cw, fixed_, out, out + cw,
+                                out + 2 * cw);
+  if (fill_alpha_) std::fill(out + 3 * cw, out + 4 * cw, int16_t{255 * 64});
   return out;
 }
 

@@ -691,29 +691,51 @@ inline void yuv_q6_scalar(int32_t y, int32_t u, int32_t v, const FixedCoeffs& c,
 
 // The sums stay within int16 for every matrix and range but a few extreme ones (B of full
 // range, where Y + 2.1 U reaches 35000): saturating adds clamp those as the final clamp would.
+// The chroma terms of one pixel's (or several pixels' shared) U and V, 16-bit lanes holding
+// the bytes: what yuv_q6_apply adds to each pixel's luma. (Five vectors, not a struct of them:
+// SVE vectors are sizeless.)
+template <class D, class V>
+HWY_INLINE void chroma_q6(D d, V u16, V v16, const FixedCoeffs& c, V& rv, V& gu, V& gv, V& u6, V& bu) {
+  const auto k128 = hn::Set(d, 128);
+  const auto uc = hn::Sub(u16, k128);
+  const auto vc = hn::Sub(v16, k128);
+  const auto u8 = hn::ShiftLeft<8>(uc);
+  const auto v8 = hn::ShiftLeft<8>(vc);
+  rv = hn::MulHigh(v8, hn::Set(d, c.rv));
+  gu = hn::MulHigh(u8, hn::Set(d, c.gu));
+  gv = hn::MulHigh(v8, hn::Set(d, c.gv));
+  u6 = hn::ShiftLeft<6>(uc);
+  bu = hn::MulHigh(u8, hn::Set(d, c.bu_minus_1));
+}
+
+// Q6 luma of Y bytes in 16-bit lanes.
+template <class D, class V>
+HWY_INLINE V luma_q6(D d, V y16, const FixedCoeffs& c) {
+  const hn::RebindToUnsigned<D> du;
+  const auto y = hn::BitCast(du, y16);
+  return hn::Sub(hn::BitCast(d, hn::MulHigh(hn::Or(hn::ShiftLeft<8>(y), y), hn::Set(du, c.y_mul))),
+                 hn::Set(d, c.y_sub));
+}
+
+template <class D, class V>
+HWY_INLINE void yuv_q6_apply(D d, V yl, V rv, V gu, V gv, V u6, V bu, V& r, V& g, V& b) {
+  const auto zero = hn::Zero(d);
+  const auto top = hn::Set(d, 255 * 64);
+  r = hn::Min(hn::Max(hn::SaturatedAdd(yl, rv), zero), top);
+  g = hn::Min(hn::Max(hn::SaturatedSub(hn::SaturatedSub(yl, gu), gv), zero), top);
+  b = hn::Min(hn::Max(hn::SaturatedAdd(hn::SaturatedAdd(yl, u6), bu), zero), top);
+}
+
 template <class D, class V>
 HWY_INLINE void yuv_q6_vector(D d, const uint8_t* HWY_RESTRICT y, const uint8_t* HWY_RESTRICT u,
                               const uint8_t* HWY_RESTRICT v, const FixedCoeffs& c, V& r, V& g, V& b) {
-  const hn::RebindToUnsigned<D> du;
   const hn::Rebind<uint8_t, D> d8;
-  const auto k128 = hn::Set(d, 128);
-  const auto zero = hn::Zero(d);
-  const auto top = hn::Set(d, 255 * 64);
-  const auto y16 = hn::PromoteTo(du, hn::LoadU(d8, y));
-  const auto yl = hn::Sub(hn::BitCast(d, hn::MulHigh(hn::Or(hn::ShiftLeft<8>(y16), y16), hn::Set(du, c.y_mul))),
-                          hn::Set(d, c.y_sub));
-  const auto uc = hn::Sub(hn::BitCast(d, hn::PromoteTo(du, hn::LoadU(d8, u))), k128);
-  const auto vc = hn::Sub(hn::BitCast(d, hn::PromoteTo(du, hn::LoadU(d8, v))), k128);
-  const auto u8 = hn::ShiftLeft<8>(uc);
-  const auto v8 = hn::ShiftLeft<8>(vc);
-  const auto rr = hn::SaturatedAdd(yl, hn::MulHigh(v8, hn::Set(d, c.rv)));
-  const auto gg =
-      hn::SaturatedSub(hn::SaturatedSub(yl, hn::MulHigh(u8, hn::Set(d, c.gu))), hn::MulHigh(v8, hn::Set(d, c.gv)));
-  const auto bb =
-      hn::SaturatedAdd(hn::SaturatedAdd(yl, hn::ShiftLeft<6>(uc)), hn::MulHigh(u8, hn::Set(d, c.bu_minus_1)));
-  r = hn::Min(hn::Max(rr, zero), top);
-  g = hn::Min(hn::Max(gg, zero), top);
-  b = hn::Min(hn::Max(bb, zero), top);
+  const auto widen = [&](const uint8_t* p) {
+    return hn::BitCast(d, hn::PromoteTo(hn::RebindToUnsigned<D>(), hn::LoadU(d8, p)));
+  };
+  V rv, gu, gv, u6, bu;
+  chroma_q6(d, widen(u), widen(v), c, rv, gu, gv, u6, bu);
+  yuv_q6_apply(d, luma_q6(d, widen(y), c), rv, gu, gv, u6, bu, r, g, b);
 }
 
 void YuvToRgbQ6(const uint8_t* HWY_RESTRICT y, const uint8_t* HWY_RESTRICT u, const uint8_t* HWY_RESTRICT v, int64_t n,
@@ -760,6 +782,67 @@ void YuvToRgbQ6Accumulate(const uint8_t* HWY_RESTRICT y, const uint8_t* HWY_REST
     for (int j = 0; j < 3; ++j) {
       const auto weighted = static_cast<int16_t>((q[j] * w + 16384) >> 15);
       *out[j] = static_cast<int16_t>(first ? weighted : *out[j] + weighted);
+    }
+  }
+}
+
+// A 2:1 downscale of semi-planar lines with halved chroma, in one pass: output i blends pixels
+// 2i and 2i + 1 (which share chroma pair i) of line a by weight[i], the same of line b, then
+// the two by wv; each pixel decoded as yuv_to_rgb_q6 does and blended as resample_pairs_q6 and
+// blend_q6 do, so the result is theirs to the bit. The line pairs' chroma terms are worked out
+// once for both pixels, and nothing goes through memory between the steps.
+void SemiPlanarPairsQ6(const uint8_t* HWY_RESTRICT ya, const uint8_t* HWY_RESTRICT uva, const uint8_t* HWY_RESTRICT yb,
+                       const uint8_t* HWY_RESTRICT uvb, bool vu, const int16_t* HWY_RESTRICT weight, int16_t wv,
+                       int64_t n, const FixedCoeffs& c, int16_t* HWY_RESTRICT r, int16_t* HWY_RESTRICT g,
+                       int16_t* HWY_RESTRICT b) {
+  const FixedCoeffs coeffs = c;
+  int64_t i = 0;
+#if HWY_TARGET != HWY_SCALAR  // one 16-bit lane has no byte pairs
+  const D16 d;
+  const hn::RebindToUnsigned<D16> du;
+  const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
+  const auto low = hn::Set(du, 0xFF);
+  const auto vw = hn::Set(d, wv);
+  // One line's outputs, pixel pairs blended horizontally; words of bytes (first byte low).
+  const auto line = [&](const uint8_t* y, const uint8_t* uv, hn::Vec<D16> w, hn::Vec<D16>& rr, hn::Vec<D16>& gg,
+                        hn::Vec<D16>& bb) {
+    const auto pixels = hn::LoadU(du, reinterpret_cast<const uint16_t*>(y));
+    const auto pairs = hn::LoadU(du, reinterpret_cast<const uint16_t*>(uv));
+    const auto first = hn::BitCast(d, hn::And(pairs, low));
+    const auto second = hn::BitCast(d, hn::ShiftRight<8>(pairs));
+    hn::Vec<D16> rv, gu, gv, u6, bu, r0, g0, b0, r1, g1, b1;
+    chroma_q6(d, vu ? second : first, vu ? first : second, coeffs, rv, gu, gv, u6, bu);
+    yuv_q6_apply(d, luma_q6(d, hn::BitCast(d, hn::And(pixels, low)), coeffs), rv, gu, gv, u6, bu, r0, g0, b0);
+    yuv_q6_apply(d, luma_q6(d, hn::BitCast(d, hn::ShiftRight<8>(pixels)), coeffs), rv, gu, gv, u6, bu, r1, g1, b1);
+    rr = hn::Add(r0, hn::MulHigh(hn::ShiftLeft<1>(hn::Sub(r1, r0)), w));
+    gg = hn::Add(g0, hn::MulHigh(hn::ShiftLeft<1>(hn::Sub(g1, g0)), w));
+    bb = hn::Add(b0, hn::MulHigh(hn::ShiftLeft<1>(hn::Sub(b1, b0)), w));
+  };
+  for (; i + lanes <= n; i += lanes) {
+    const auto w = hn::LoadU(d, weight + i);
+    hn::Vec<D16> ra, ga, ba, rb, gb, bb;
+    line(ya + 2 * i, uva + 2 * i, w, ra, ga, ba);
+    line(yb + 2 * i, uvb + 2 * i, w, rb, gb, bb);
+    hn::StoreU(hn::Add(ra, hn::MulHigh(hn::ShiftLeft<1>(hn::Sub(rb, ra)), vw)), d, r + i);
+    hn::StoreU(hn::Add(ga, hn::MulHigh(hn::ShiftLeft<1>(hn::Sub(gb, ga)), vw)), d, g + i);
+    hn::StoreU(hn::Add(ba, hn::MulHigh(hn::ShiftLeft<1>(hn::Sub(bb, ba)), vw)), d, b + i);
+  }
+#endif
+  for (; i < n; ++i) {
+    int16_t q[2][2][3];  // line, pixel, channel
+    const uint8_t* lines[2][2] = {{ya, uva}, {yb, uvb}};
+    for (int l = 0; l < 2; ++l) {
+      const uint8_t* pair = lines[l][1] + 2 * i;
+      for (int k = 0; k < 2; ++k) {
+        yuv_q6_scalar(lines[l][0][2 * i + k], pair[vu ? 1 : 0], pair[vu ? 0 : 1], coeffs, &q[l][k][0], &q[l][k][1],
+                      &q[l][k][2]);
+      }
+    }
+    int16_t* const out[3] = {r + i, g + i, b + i};
+    for (int j = 0; j < 3; ++j) {
+      int32_t h[2];
+      for (int l = 0; l < 2; ++l) h[l] = q[l][0][j] + (((q[l][1][j] - q[l][0][j]) * weight[i]) >> 15);
+      *out[j] = static_cast<int16_t>(h[0] + mulhigh_scalar((h[1] - h[0]) * 2, wv));
     }
   }
 }
@@ -1190,6 +1273,7 @@ HWY_EXPORT(Store8BitInterleaved);
 
 HWY_EXPORT(YuvToRgbQ6);
 HWY_EXPORT(YuvToRgbQ6Accumulate);
+HWY_EXPORT(SemiPlanarPairsQ6);
 HWY_EXPORT(YuvToRgbAccumulate);
 HWY_EXPORT(YuvTo8BitPixels);
 HWY_EXPORT(ShuffledYuvBytes);
@@ -1224,6 +1308,11 @@ void yuv_to_rgb_q6(const uint8_t* y, const uint8_t* u, const uint8_t* v, int64_t
 void yuv_to_rgb_q6_accumulate(const uint8_t* y, const uint8_t* u, const uint8_t* v, int64_t n, const FixedCoeffs& c,
                               int16_t w, int16_t* r, int16_t* g, int16_t* b, bool first) {
   HWY_DYNAMIC_DISPATCH(YuvToRgbQ6Accumulate)(y, u, v, n, c, w, r, g, b, first);
+}
+void semi_planar_pairs_q6(const uint8_t* ya, const uint8_t* uva, const uint8_t* yb, const uint8_t* uvb, bool vu,
+                          const int16_t* weight, int16_t wv, int64_t n, const FixedCoeffs& c, int16_t* r, int16_t* g,
+                          int16_t* b) {
+  HWY_DYNAMIC_DISPATCH(SemiPlanarPairsQ6)(ya, uva, yb, uvb, vu, weight, wv, n, c, r, g, b);
 }
 void yuv_to_8bit_pixels(const uint8_t* y, const uint8_t* u, const uint8_t* v, int64_t n, const FixedCoeffs& c,
                         const int* order, int channels, uint8_t flip, uint8_t* out) {

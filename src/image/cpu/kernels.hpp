@@ -148,6 +148,13 @@ void yuv_to_8bit_pixels(const uint8_t* y, const uint8_t* u, const uint8_t* v, in
 /// Per-pixel Y, U and V bytes to Q6 R, G and B rows.
 void yuv_to_rgb_q6(const uint8_t* y, const uint8_t* u, const uint8_t* v, int64_t n, const FixedCoeffs& c, int16_t* r,
                    int16_t* g, int16_t* b);
+/// A 2:1 downscale of two semi-planar lines with halved chroma (nv12, nv21, nv16; `vu` when V
+/// comes first; pixel 0 even): output i of each line blends its pixels 2i and 2i + 1 by
+/// weight[i] (Q15, as resample_pairs_q6), then line a's with line b's by wv (as blend_q6), each
+/// pixel decoded as yuv_to_rgb_q6 does; Q6 R, G and B rows of n outputs, in one pass.
+void semi_planar_pairs_q6(const uint8_t* ya, const uint8_t* uva, const uint8_t* yb, const uint8_t* uvb, bool vu,
+                          const int16_t* weight, int16_t wv, int64_t n, const FixedCoeffs& c, int16_t* r, int16_t* g,
+                          int16_t* b);
 /// yuv_to_rgb_q6 then accumulate_q6(weight w) of each channel into r, g and b, in one pass.
 void yuv_to_rgb_q6_accumulate(const uint8_t* y, const uint8_t* u, const uint8_t* v, int64_t n, const FixedCoeffs& c,
                               int16_t w, int16_t* r, int16_t* g, int16_t* b, bool first);

@@ -591,6 +591,14 @@ YuvBytes read_row_yuv_bytes(const ImageRef& src, int64_t x, int64_t y, const int
   return {luma_bytes, us, vs};
 }
 
+SemiPlanarLine semi_planar_line(const ImageRef& src, int64_t x, int64_t y) {
+  const auto& p = src.planes;
+  const int64_t cy = src.format == PixelFormat::Nv16 ? y : y >> 1;
+  const auto pos = offsets_of(src.format);
+  return {reinterpret_cast<const uint8_t*>(p[0].base + y * p[0].row + x * p[0].pixel),
+          reinterpret_cast<const uint8_t*>(p[1].base + cy * p[1].row + (x >> 1) * p[1].pixel), pos[1] < pos[0]};
+}
+
 void read_row_q6(const ImageRef& src, int64_t x, int64_t y, const int32_t* index, int64_t n,
                  const kernels::FixedCoeffs& coeffs, bool alpha, const Q6Rows& out, uint8_t* staging,
                  const SamplePlan& plan) {

@@ -105,6 +105,15 @@ struct YuvBytes {
 YuvBytes read_row_yuv_bytes(const ImageRef& src, int64_t x, int64_t y, const int32_t* index, int64_t n,
                             uint8_t* staging, const SamplePlan& plan);
 
+/// One line of a semi-planar source with halved chroma (semi_planar_subsampled): row `y`'s luma
+/// from column `x` (even) and the chroma pair of that column, and whether V comes first.
+struct SemiPlanarLine {
+  const uint8_t* y = nullptr;
+  const uint8_t* uv = nullptr;
+  bool vu = false;
+};
+SemiPlanarLine semi_planar_line(const ImageRef& src, int64_t x, int64_t y);
+
 /// Asks the cache for the bytes of source row `y`, columns [x, x + n), every plane, ahead of
 /// the read: rows several pages apart defeat the hardware prefetchers.
 void prefetch_row(const ImageRef& src, int64_t x, int64_t y, int64_t n);
