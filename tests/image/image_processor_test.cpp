@@ -832,6 +832,50 @@ TEST(ImageProcessor, SemiPlanarPairsInOnePassAreExactOnEveryInstructionSet) {
   }
 }
 
+// The float path's 2:1 pass likewise: what decoding both lines (semi_planar_to_rgb), blending
+// them (blend_2) and then the pixel pairs (resample_pairs) give, to float rounding (the
+// decode's vector and scalar parts split the row at different pixels).
+TEST(ImageProcessor, FloatSemiPlanarPairsInOnePassMatchTheThreePassesOnEveryInstructionSet) {
+  ForcedTargets targets;
+  if (targets.all.empty()) GTEST_SKIP() << kNoTarget;
+  const detail::ColorCoeffs coeffs = detail::color_coeffs(ColorMatrix::Bt709, ColorRange::Limited);
+  for (int64_t target : targets.all) {
+    hwy::SetSupportedTargetsForTest(target);
+    std::mt19937 rng(61);
+    for (int64_t n = 0; n <= 70; n += (n < 34 ? 1 : 9)) {
+      const auto bytes = [&] {
+        std::vector<uint8_t> v(static_cast<std::size_t>(2 * n));
+        for (auto& b : v) b = static_cast<uint8_t>(rng());
+        return v;
+      };
+      const std::vector<uint8_t> ya = bytes(), uva = bytes(), yb = bytes(), uvb = bytes();
+      std::vector<float> weight(static_cast<std::size_t>(n));
+      for (auto& w : weight) w = rng() % 4 == 0 ? 0.5f : static_cast<float>(rng() % 1000) / 1000.0f;
+      for (bool vu : {false, true}) {
+        for (float wv : {0.0f, 0.5f, static_cast<float>(rng() % 1000) / 1000.0f}) {
+          std::vector<float> fused(static_cast<std::size_t>(3 * n + 1), -7.0f);
+          detail::kernels::semi_planar_pairs(ya.data(), uva.data(), yb.data(), uvb.data(), vu, weight.data(), wv, n,
+                                             coeffs, fused.data(), fused.data() + n, fused.data() + 2 * n);
+          std::vector<float> a(static_cast<std::size_t>(6 * n)), b(static_cast<std::size_t>(6 * n));
+          detail::kernels::semi_planar_to_rgb(ya.data(), uva.data(), vu, 2 * n, coeffs, a.data(), a.data() + 2 * n,
+                                              a.data() + 4 * n);
+          detail::kernels::semi_planar_to_rgb(yb.data(), uvb.data(), vu, 2 * n, coeffs, b.data(), b.data() + 2 * n,
+                                              b.data() + 4 * n);
+          detail::kernels::blend_2(a.data(), b.data(), wv, a.data(), 6 * n);
+          std::vector<float> thrice(static_cast<std::size_t>(3 * n + 1), -7.0f);
+          for (int c = 0; c < 3; ++c) {
+            detail::kernels::resample_pairs(a.data() + 2 * c * n, weight.data(), thrice.data() + c * n, n);
+          }
+          for (std::size_t i = 0; i < fused.size(); ++i) {
+            ASSERT_NEAR(fused[i], thrice[i], 1e-3) << hwy::TargetName(target) << ": " << n << " outputs, value " << i
+                                                   << (vu ? ", V first" : ", U first") << ", line weight " << wv;
+          }
+        }
+      }
+    }
+  }
+}
+
 // The float area path's fused pass likewise: what decoding (planar_yuv_to_rgb) and then weighting
 // (accumulate) give, to float rounding (a multiply-add may be fused in one and not the other).
 TEST(ImageProcessor, FloatDecodeAndSumInOnePassMatchesTwoPassesOnEveryInstructionSet) {

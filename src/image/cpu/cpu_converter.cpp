@@ -663,17 +663,20 @@ void CpuConverter::blend_then_resample(Scratch& s, int64_t line, float w, const 
     const Geometry& g = plan_->geometry;
     const int64_t n = static_cast<int64_t>(plan_->q6_positions.size());
     const RgbaRows a{s.line.data(), n + 1}, b{s.line.data() + 4 * (n + 1), n + 1};
-    // Every column in order (a 2:1 downscale) reads semi-planar lines whole, as q6_line does:
-    // 1280x720 NV12 -> 640x640 planar f32, cold, blocks of 100 calls in turn (2026-12-05):
-    // 613-710 -> 467-613 us on one thread, 327-380 -> 256-322 us on two.
-    const bool whole = plan_->q6_every_column && semi_planar_subsampled(src_->format);
+    if (plan_->q6_every_column && semi_planar_subsampled(src_->format)) {
+      // Every column in order (a 2:1 downscale): both lines decoded and blended both ways in one
+      // pass, as the integer path's q6_pairs_row, rather than picked (1280x720 NV12 -> 640x640
+      // planar f32, cold, one thread: 613-710 us) or decoded whole into float rows that were
+      // blended and then resampled (467-613 us).
+      const SemiPlanarLine la = semi_planar_line(*src_, g.crop.x, g.crop.y + line);
+      const SemiPlanarLine lb = w != 0.0f ? semi_planar_line(*src_, g.crop.x, g.crop.y + line + 1) : la;
+      kernels::semi_planar_pairs(la.y, la.uv, lb.y, lb.uv, la.vu, g.horizontal.weight.data(), w, g.content.width,
+                                 coeffs_, out.channel(0), out.channel(1), out.channel(2));
+      return;
+    }
     const auto read = [&](int64_t at, const RgbaRows& into) {
-      if (whole) {
-        read_row(*src_, g.crop.x, at, n, coeffs_, alpha_, into, s.staging.data());
-      } else {
-        read_row_sampled(*src_, g.crop.x, at, plan_->q6_positions.data(), n, coeffs_, alpha_, into, s.staging.data(),
-                         plan_->pair_sample);
-      }
+      read_row_sampled(*src_, g.crop.x, at, plan_->q6_positions.data(), n, coeffs_, alpha_, into, s.staging.data(),
+                       plan_->pair_sample);
     };
     read(g.crop.y + line, a);
     if (w != 0.0f) {

@@ -200,6 +200,68 @@ void SemiPlanarToRgb(const uint8_t* HWY_RESTRICT y, const uint8_t* HWY_RESTRICT 
   }
 }
 
+// The float path's 2:1 downscale of semi-planar lines with halved chroma, in one pass: pixels
+// 2i and 2i + 1 of each line (sharing chroma pair i) decoded as SemiPlanarToRgb does, the lines
+// blended by wv (as Blend2), then the pair by weight[i] (as ResamplePairs), all in registers.
+void SemiPlanarPairs(const uint8_t* HWY_RESTRICT ya, const uint8_t* HWY_RESTRICT uva, const uint8_t* HWY_RESTRICT yb,
+                     const uint8_t* HWY_RESTRICT uvb, bool vu, const float* HWY_RESTRICT weight, float wv, int64_t n,
+                     const ColorCoeffs& c, float* HWY_RESTRICT r, float* HWY_RESTRICT g, float* HWY_RESTRICT b) {
+  const ColorCoeffs coeffs = c;
+  int64_t i = 0;
+#if HWY_TARGET != HWY_SCALAR  // one float lane has no byte pairs
+  const DF df;
+  const hn::RebindToUnsigned<DF> du;
+  const hn::RebindToSigned<DF> di;
+  const hn::Rebind<uint16_t, DF> d16;
+  const int64_t lanes = static_cast<int64_t>(hn::Lanes(df));
+  const auto low = hn::Set(du, 0xFFu);
+  const auto vw = hn::Set(df, wv);
+  // A line's pixel pairs decoded: R, G and B of the even pixels (0) and the odd ones (1).
+  const auto decode = [&](const uint8_t* y, const uint8_t* uv, hn::Vec<DF>& r0, hn::Vec<DF>& g0, hn::Vec<DF>& b0,
+                          hn::Vec<DF>& r1, hn::Vec<DF>& g1, hn::Vec<DF>& b1) {
+    const auto pixels = hn::PromoteTo(du, hn::LoadU(d16, reinterpret_cast<const uint16_t*>(y)));
+    const auto pairs = hn::PromoteTo(du, hn::LoadU(d16, reinterpret_cast<const uint16_t*>(uv)));
+    const auto first = hn::ConvertTo(df, hn::BitCast(di, hn::And(pairs, low)));
+    const auto second = hn::ConvertTo(df, hn::BitCast(di, hn::ShiftRight<8>(pairs)));
+    const auto u = vu ? second : first;
+    const auto v = vu ? first : second;
+    yuv_clamped(df, hn::ConvertTo(df, hn::BitCast(di, hn::And(pixels, low))), u, v, coeffs, r0, g0, b0);
+    yuv_clamped(df, hn::ConvertTo(df, hn::BitCast(di, hn::ShiftRight<8>(pixels))), u, v, coeffs, r1, g1, b1);
+  };
+  const auto blend = [&](hn::Vec<DF> a0, hn::Vec<DF> a1, hn::Vec<DF> b0, hn::Vec<DF> b1, hn::Vec<DF> w) {
+    const auto m0 = hn::MulAdd(vw, hn::Sub(b0, a0), a0);
+    const auto m1 = hn::MulAdd(vw, hn::Sub(b1, a1), a1);
+    return hn::MulAdd(w, hn::Sub(m1, m0), m0);
+  };
+  for (; i + lanes <= n; i += lanes) {
+    hn::Vec<DF> ra0, ga0, ba0, ra1, ga1, ba1, rb0, gb0, bb0, rb1, gb1, bb1;
+    decode(ya + 2 * i, uva + 2 * i, ra0, ga0, ba0, ra1, ga1, ba1);
+    decode(yb + 2 * i, uvb + 2 * i, rb0, gb0, bb0, rb1, gb1, bb1);
+    const auto w = hn::LoadU(df, weight + i);
+    hn::StoreU(blend(ra0, ra1, rb0, rb1, w), df, r + i);
+    hn::StoreU(blend(ga0, ga1, gb0, gb1, w), df, g + i);
+    hn::StoreU(blend(ba0, ba1, bb0, bb1, w), df, b + i);
+  }
+#endif
+  for (; i < n; ++i) {
+    float q[2][2][3];  // line, pixel, channel
+    const uint8_t* lines[2][2] = {{ya, uva}, {yb, uvb}};
+    for (int l = 0; l < 2; ++l) {
+      const uint8_t* pair = lines[l][1] + 2 * i;
+      for (int k = 0; k < 2; ++k) {
+        yuv_scalar(lines[l][0][2 * i + k], pair[vu ? 1 : 0], pair[vu ? 0 : 1], coeffs, &q[l][k][0], &q[l][k][1],
+                   &q[l][k][2]);
+      }
+    }
+    float* const out[3] = {r + i, g + i, b + i};
+    for (int j = 0; j < 3; ++j) {
+      const float m0 = q[0][0][j] + wv * (q[1][0][j] - q[0][0][j]);
+      const float m1 = q[0][1][j] + wv * (q[1][1][j] - q[0][1][j]);
+      *out[j] = m0 + weight[i] * (m1 - m0);
+    }
+  }
+}
+
 // f32 -> f16 rounded to nearest even, in registers for lanes whose half is normal (2^-14 <=
 // |x| < 65536, where the f32 bits map onto the f16 ones by one rounding add and a rebias);
 // a vector holding any other lane (zero, subnormal, overflow, NaN) goes through the scalar
@@ -1274,6 +1336,7 @@ HWY_EXPORT(Store8BitInterleaved);
 HWY_EXPORT(YuvToRgbQ6);
 HWY_EXPORT(YuvToRgbQ6Accumulate);
 HWY_EXPORT(SemiPlanarPairsQ6);
+HWY_EXPORT(SemiPlanarPairs);
 HWY_EXPORT(YuvToRgbAccumulate);
 HWY_EXPORT(YuvTo8BitPixels);
 HWY_EXPORT(ShuffledYuvBytes);
@@ -1308,6 +1371,10 @@ void yuv_to_rgb_q6(const uint8_t* y, const uint8_t* u, const uint8_t* v, int64_t
 void yuv_to_rgb_q6_accumulate(const uint8_t* y, const uint8_t* u, const uint8_t* v, int64_t n, const FixedCoeffs& c,
                               int16_t w, int16_t* r, int16_t* g, int16_t* b, bool first) {
   HWY_DYNAMIC_DISPATCH(YuvToRgbQ6Accumulate)(y, u, v, n, c, w, r, g, b, first);
+}
+void semi_planar_pairs(const uint8_t* ya, const uint8_t* uva, const uint8_t* yb, const uint8_t* uvb, bool vu,
+                       const float* weight, float wv, int64_t n, const ColorCoeffs& c, float* r, float* g, float* b) {
+  HWY_DYNAMIC_DISPATCH(SemiPlanarPairs)(ya, uva, yb, uvb, vu, weight, wv, n, c, r, g, b);
 }
 void semi_planar_pairs_q6(const uint8_t* ya, const uint8_t* uva, const uint8_t* yb, const uint8_t* uvb, bool vu,
                           const int16_t* weight, int16_t wv, int64_t n, const FixedCoeffs& c, int16_t* r, int16_t* g,

@@ -30,6 +30,12 @@ void resample_window(const float* in, const int32_t* start, const float* window,
 /// chroma pair of pixel 0 (pixel 0 is even); `vu` when V comes first.
 void semi_planar_to_rgb(const uint8_t* y, const uint8_t* uv, bool vu, int64_t n, const ColorCoeffs& c, float* r,
                         float* g, float* b);
+/// A 2:1 downscale of two semi-planar lines with halved chroma, as semi_planar_pairs_q6 in
+/// floats and in the float path's order: each pixel decoded as semi_planar_to_rgb does, line a
+/// blended with line b by wv (as blend_2), then pixels 2i and 2i + 1 by weight[i] (as
+/// resample_pairs); R, G and B rows of n outputs, in one pass.
+void semi_planar_pairs(const uint8_t* ya, const uint8_t* uva, const uint8_t* yb, const uint8_t* uvb, bool vu,
+                       const float* weight, float wv, int64_t n, const ColorCoeffs& c, float* r, float* g, float* b);
 /// Semi-planar YUV row with full-width chroma (nv24).
 void semi_planar_444_to_rgb(const uint8_t* y, const uint8_t* uv, int64_t n, const ColorCoeffs& c, float* r, float* g,
                             float* b);
