@@ -781,6 +781,42 @@ TEST(ImageProcessor, DecodeAndSumInOnePassIsExactOnEveryInstructionSet) {
   }
 }
 
+// Packed 4:2:2 rows of an area downscale are decoded and summed straight from their
+// macropixels: exactly what splitting them (split_packed_422) and then decoding and summing
+// (yuv_to_rgb_q6_accumulate) give, for YUYV, UYVY and VYUY, every count from 0 to past two
+// vectors (odd ones end inside a macropixel), first line or not, on every instruction set.
+TEST(ImageProcessor, PackedRowsDecodeAndSumWithoutSplittingOnEveryInstructionSet) {
+  ForcedTargets targets;
+  if (targets.all.empty()) GTEST_SKIP() << kNoTarget;
+  const detail::kernels::FixedCoeffs coeffs =
+      detail::kernels::fixed_coeffs(detail::color_coeffs(ColorMatrix::Bt709, ColorRange::Limited));
+  const std::array<int, 4> orders[] = {{0, 1, 2, 3}, {1, 0, 3, 2}, {1, 2, 3, 0}};  // Y0, U, Y1, V offsets
+  for (int64_t target : targets.all) {
+    hwy::SetSupportedTargetsForTest(target);
+    std::mt19937 rng(67);
+    for (const auto& pos : orders) {
+      for (int64_t n = 0; n <= 70; n += (n < 40 ? 1 : 9)) {
+        std::vector<uint8_t> row(static_cast<std::size_t>(2 * n + 2));  // a whole last macropixel
+        for (auto& b : row) b = static_cast<uint8_t>(rng());
+        const auto w = static_cast<int16_t>(rng() % 32768);
+        for (bool first : {true, false}) {
+          std::vector<int16_t> start(static_cast<std::size_t>(3 * n + 1));
+          for (auto& v : start) v = static_cast<int16_t>(rng() % 16384);
+          std::vector<int16_t> fused = start, split = start;
+          detail::kernels::packed_422_to_rgb_q6_accumulate(row.data(), pos.data(), n, coeffs, w, fused.data(),
+                                                           fused.data() + n, fused.data() + 2 * n, first);
+          std::vector<uint8_t> yuv(static_cast<std::size_t>(3 * n));
+          detail::kernels::split_packed_422(row.data(), pos.data(), n, yuv.data(), yuv.data() + n, yuv.data() + 2 * n);
+          detail::kernels::yuv_to_rgb_q6_accumulate(yuv.data(), yuv.data() + n, yuv.data() + 2 * n, n, coeffs, w,
+                                                    split.data(), split.data() + n, split.data() + 2 * n, first);
+          ASSERT_EQ(fused, split) << hwy::TargetName(target) << ": order " << pos[0] << pos[1] << pos[2] << pos[3]
+                                  << ", " << n << " pixels, weight " << w << (first ? ", first line" : "");
+        }
+      }
+    }
+  }
+}
+
 // A 2:1 downscale of semi-planar lines in one pass gives exactly what the three passes it
 // replaced give (the chroma pairs split, each line decoded by yuv_to_rgb_q6 and its pixel pairs
 // blended by resample_pairs_q6, the two lines blended by blend_q6): U or V first, any pair and

@@ -540,6 +540,14 @@ const int16_t* CpuConverter::q6_area_row(Scratch& s, int64_t r) {
     const int32_t* index = all ? nullptr : p.q6_positions.data();
     const int16_t w = p.q6_vertical[t];
     const bool first = t == v.first[r];
+    if (all && channels_ == 3) {
+      if (const Packed422Line packed = packed_422_line(*src_, g.crop.x, g.crop.y + v.index[t]); packed.row != nullptr) {
+        // Packed rows decoded straight from their macropixels, not split into byte rows first.
+        kernels::packed_422_to_rgb_q6_accumulate(packed.row, packed.pos.data(), n, fixed_, w, sum.channel(0),
+                                                 sum.channel(1), sum.channel(2), first);
+        continue;
+      }
+    }
     const YuvBytes bytes =
         read_row_yuv_bytes(*src_, g.crop.x, g.crop.y + v.index[t], index, n, s.staging.data(), p.q6_sample);
     if (bytes.y != nullptr) {

@@ -161,6 +161,10 @@ void yuv_to_rgb_q6(const uint8_t* y, const uint8_t* u, const uint8_t* v, int64_t
 void semi_planar_pairs_q6(const uint8_t* ya, const uint8_t* uva, const uint8_t* yb, const uint8_t* uvb, bool vu,
                           const int16_t* weight, int16_t wv, int64_t n, const FixedCoeffs& c, int16_t* r, int16_t* g,
                           int16_t* b);
+/// yuv_to_rgb_q6_accumulate of a packed 4:2:2 row's n pixels (pos: the byte offsets of Y0, U,
+/// Y1 and V in a macropixel, as split_packed_422), without splitting the bytes first.
+void packed_422_to_rgb_q6_accumulate(const uint8_t* row, const int* pos, int64_t n, const FixedCoeffs& c, int16_t w,
+                                     int16_t* r, int16_t* g, int16_t* b, bool first);
 /// yuv_to_rgb_q6 then accumulate_q6(weight w) of each channel into r, g and b, in one pass.
 void yuv_to_rgb_q6_accumulate(const uint8_t* y, const uint8_t* u, const uint8_t* v, int64_t n, const FixedCoeffs& c,
                               int16_t w, int16_t* r, int16_t* g, int16_t* b, bool first);

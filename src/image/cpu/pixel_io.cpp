@@ -599,6 +599,12 @@ SemiPlanarLine semi_planar_line(const ImageRef& src, int64_t x, int64_t y) {
           reinterpret_cast<const uint8_t*>(p[1].base + cy * p[1].row + (x >> 1) * p[1].pixel), pos[1] < pos[0]};
 }
 
+Packed422Line packed_422_line(const ImageRef& src, int64_t x, int64_t y) {
+  if (src.format != PixelFormat::Yuyv && src.format != PixelFormat::Uyvy && src.format != PixelFormat::Vyuy) return {};
+  const PlaneRef& p = src.planes[0];
+  return {reinterpret_cast<const uint8_t*>(p.base + y * p.row + x * p.pixel), offsets_of(src.format)};
+}
+
 void read_row_q6(const ImageRef& src, int64_t x, int64_t y, const int32_t* index, int64_t n,
                  const kernels::FixedCoeffs& coeffs, bool alpha, const Q6Rows& out, uint8_t* staging,
                  const SamplePlan& plan) {

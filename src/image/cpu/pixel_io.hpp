@@ -114,6 +114,14 @@ struct SemiPlanarLine {
 };
 SemiPlanarLine semi_planar_line(const ImageRef& src, int64_t x, int64_t y);
 
+/// One line of a packed 4:2:2 source (yuyv, uyvy, vyuy) from column `x` (even), and the byte
+/// offsets of Y0, U, Y1 and V in its macropixels; `row` is null for other formats.
+struct Packed422Line {
+  const uint8_t* row = nullptr;
+  std::array<int, 4> pos{};
+};
+Packed422Line packed_422_line(const ImageRef& src, int64_t x, int64_t y);
+
 /// Asks the cache for the bytes of source row `y`, columns [x, x + n), every plane, ahead of
 /// the read: rows several pages apart defeat the hardware prefetchers.
 void prefetch_row(const ImageRef& src, int64_t x, int64_t y, int64_t n);
