@@ -868,6 +868,47 @@ TEST(ImageProcessor, SemiPlanarPairsInOnePassAreExactOnEveryInstructionSet) {
   }
 }
 
+// Downscales by more than 2 do the same from picked per-pixel bytes, each pixel with its own
+// chroma: exactly what decoding each line's pixels (yuv_to_rgb_q6), blending their pairs
+// (resample_pairs_q6) and then the lines (blend_q6) give, on every instruction set.
+TEST(ImageProcessor, PickedPairsInOnePassAreExactOnEveryInstructionSet) {
+  ForcedTargets targets;
+  if (targets.all.empty()) GTEST_SKIP() << kNoTarget;
+  const detail::kernels::FixedCoeffs coeffs =
+      detail::kernels::fixed_coeffs(detail::color_coeffs(ColorMatrix::Bt709, ColorRange::Full));
+  for (int64_t target : targets.all) {
+    hwy::SetSupportedTargetsForTest(target);
+    std::mt19937 rng(71);
+    for (int64_t n = 0; n <= 70; n += (n < 34 ? 1 : 9)) {
+      std::vector<uint8_t> bytes(static_cast<std::size_t>(12 * n));  // two lines, Y, U, V of 2n pixels
+      for (auto& b : bytes) b = static_cast<uint8_t>(rng());
+      const auto row = [&](int l, int plane) { return bytes.data() + (3 * l + plane) * 2 * n; };
+      const uint8_t* const a[3] = {row(0, 0), row(0, 1), row(0, 2)};
+      const uint8_t* const b[3] = {row(1, 0), row(1, 1), row(1, 2)};
+      std::vector<int16_t> weight(static_cast<std::size_t>(n));
+      for (auto& w : weight) w = rng() % 4 == 0 ? 16384 : static_cast<int16_t>(rng() % 32768);
+      for (int16_t wv : {int16_t{0}, int16_t{16384}, static_cast<int16_t>(rng() % 32768)}) {
+        std::vector<int16_t> fused(static_cast<std::size_t>(3 * n + 1), -7);
+        detail::kernels::yuv_pairs_q6(a, b, weight.data(), wv, n, coeffs, fused.data(), fused.data() + n,
+                                      fused.data() + 2 * n);
+        std::vector<int16_t> lines[2];
+        for (int l = 0; l < 2; ++l) {
+          std::vector<int16_t> decoded(static_cast<std::size_t>(6 * n));
+          detail::kernels::yuv_to_rgb_q6(row(l, 0), row(l, 1), row(l, 2), 2 * n, coeffs, decoded.data(),
+                                         decoded.data() + 2 * n, decoded.data() + 4 * n);
+          lines[l].resize(static_cast<std::size_t>(3 * n));
+          for (int c = 0; c < 3; ++c) {
+            detail::kernels::resample_pairs_q6(decoded.data() + 2 * c * n, weight.data(), lines[l].data() + c * n, n);
+          }
+        }
+        std::vector<int16_t> thrice(static_cast<std::size_t>(3 * n + 1), -7);
+        detail::kernels::blend_q6(lines[0].data(), lines[1].data(), wv, thrice.data(), 3 * n);
+        ASSERT_EQ(fused, thrice) << hwy::TargetName(target) << ": " << n << " outputs, line weight " << wv;
+      }
+    }
+  }
+}
+
 // The float path's 2:1 pass likewise: what decoding both lines (semi_planar_to_rgb), blending
 // them (blend_2) and then the pixel pairs (resample_pairs) give, to float rounding (the
 // decode's vector and scalar parts split the row at different pixels).

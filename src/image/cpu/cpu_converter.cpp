@@ -260,7 +260,8 @@ void CpuConverter::prepare(const ImageRef& src, const ImageRef& dst, const Rect&
     grow(s.cache, 2 * 4 * content_w);
     grow(s.rows, 3 * 4 * dst_w);
     grow(s.scratch, std::max(dst_w, 4 * content_w));
-    grow(s.staging, std::max(3 * positions + 2, 6 * content_w));
+    // Two lines' picked pixel pairs (q6_picked_pairs_row) at most: 2 x 3 bytes x 2 pixels.
+    grow(s.staging, std::max(3 * positions + 2, 12 * content_w));
     s.tags = {-1, -1};
     if (q6_) {
       grow(s.q6_lines, 2 * 4 * content_w);
@@ -408,25 +409,30 @@ void CpuConverter::process_q6(Scratch& s, int64_t y0, int64_t y1) {
     const int64_t r = y - box.y;
     if (q6_pixels_ && plan_->q6_vertical[r] == 0 && write_q6_pixels(s, y, r)) continue;
     const int16_t* rows = nullptr;
-    if (g.vertical.two_tap && plan_->q6_every_column && semi_planar_subsampled(src_->format)) {
-      prefetch_next(r);
-      rows = q6_pairs_row(s, r);
-    } else if (g.vertical.two_tap) {
-      prefetch_next(r);
-      const int64_t l0 = g.vertical.index[r];
-      const int16_t w = plan_->q6_vertical[r];
-      rows = q6_line(s, l0, -1);
-      if (w != 0) {
-        const int16_t* b = q6_line(s, l0 + 1, l0);
-        for (int c = 0; c < 4; ++c) {
-          if (c < channels_ || (c == 3 && fill_alpha_)) {
-            kernels::blend_q6(rows + c * cw, b + c * cw, w, s.q6_row.data() + c * cw, cw);
-          }
-        }
-        rows = s.q6_row.data();
-      }
-    } else {
+    if (!g.vertical.two_tap) {
       rows = q6_area_row(s, r);
+    } else {
+      prefetch_next(r);
+      // Downscales by 2 or more of YUV sources: a row in one pass where one serves.
+      if (plan_->q6_every_column && semi_planar_subsampled(src_->format)) {
+        rows = q6_pairs_row(s, r);
+      } else if (plan_->q6_pairs && !plan_->cache_lines && channels_ == 3) {
+        rows = q6_picked_pairs_row(s, r);  // null for a source without YUV bytes
+      }
+      if (rows == nullptr) {
+        const int64_t l0 = g.vertical.index[r];
+        const int16_t w = plan_->q6_vertical[r];
+        rows = q6_line(s, l0, -1);
+        if (w != 0) {
+          const int16_t* b = q6_line(s, l0 + 1, l0);
+          for (int c = 0; c < 4; ++c) {
+            if (c < channels_ || (c == 3 && fill_alpha_)) {
+              kernels::blend_q6(rows + c * cw, b + c * cw, w, s.q6_row.data() + c * cw, cw);
+            }
+          }
+          rows = s.q6_row.data();
+        }
+      }
     }
     if (dst_->format == PixelFormat::Grey) {
       // Full-range luma of the RGB, as the float path's luma_row.
@@ -516,6 +522,30 @@ const int16_t* CpuConverter::q6_pairs_row(Scratch& s, int64_t r) {
   int16_t* out = s.q6_row.data();
   kernels::semi_planar_pairs_q6(a.y, a.uv, b.y, b.uv, a.vu, plan_->q6_weight.data(), w, cw, fixed_, out, out + cw,
                                 out + 2 * cw);
+  if (fill_alpha_) std::fill(out + 3 * cw, out + 4 * cw, int16_t{255 * 64});
+  return out;
+}
+
+// A downscale by more than 2 of a YUV source: the picked pixel pairs of row `r`'s two source
+// lines (read_row_yuv_bytes) decoded and blended both ways in one pass (yuv_pairs_q6), rather
+// than decoded into Q6 rows, resampled into two lines and blended (q6_line, blend_q6); null
+// for a source without YUV bytes.
+const int16_t* CpuConverter::q6_picked_pairs_row(Scratch& s, int64_t r) {
+  const Geometry& g = plan_->geometry;
+  const Plan& p = *plan_;
+  const int64_t cw = g.content.width;
+  const int64_t n = static_cast<int64_t>(p.q6_positions.size());  // 2 cw
+  const int64_t l0 = g.crop.y + g.vertical.index[r];
+  const int16_t w = p.q6_vertical[r];
+  const YuvBytes a = read_row_yuv_bytes(*src_, g.crop.x, l0, p.q6_positions.data(), n, s.staging.data(), p.q6_sample);
+  if (a.y == nullptr) return nullptr;
+  const YuvBytes b = w != 0 ? read_row_yuv_bytes(*src_, g.crop.x, l0 + 1, p.q6_positions.data(), n,
+                                                 s.staging.data() + 3 * n, p.q6_sample)
+                            : a;
+  const uint8_t* const la[3] = {a.y, a.u, a.v};
+  const uint8_t* const lb[3] = {b.y, b.u, b.v};
+  int16_t* out = s.q6_row.data();
+  kernels::yuv_pairs_q6(la, lb, p.q6_weight.data(), w, cw, fixed_, out, out + cw, out + 2 * cw);
   if (fill_alpha_) std::fill(out + 3 * cw, out + 4 * cw, int16_t{255 * 64});
   return out;
 }

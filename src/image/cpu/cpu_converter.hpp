@@ -90,6 +90,7 @@ class CpuConverter {
   const int16_t* q6_line(Scratch& s, int64_t line, int64_t keep);
   const int16_t* q6_area_row(Scratch& s, int64_t r);
   const int16_t* q6_pairs_row(Scratch& s, int64_t r);
+  const int16_t* q6_picked_pairs_row(Scratch& s, int64_t r);
   void resample_q6(int16_t* in, int64_t n, int16_t* out) const;
   void compose_row(Scratch& s, int64_t y, const RgbaRows& row);
   bool write_direct(Scratch& s, int64_t y, const RgbaRows& row);

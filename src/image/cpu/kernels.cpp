@@ -955,6 +955,69 @@ void SemiPlanarPairsQ6(const uint8_t* HWY_RESTRICT ya, const uint8_t* HWY_RESTRI
   }
 }
 
+// SemiPlanarPairsQ6 from picked bytes: output i's two pixels are pixels 2i and 2i + 1 of each
+// line's per-pixel Y, U and V rows (a downscale by more than 2 picks them), each with its own
+// chroma; decoded, blended along the row by weight[i] and then the lines by wv, in registers,
+// exact to yuv_to_rgb_q6, resample_pairs_q6 and blend_q6.
+void YuvPairsQ6(const uint8_t* const* HWY_RESTRICT a, const uint8_t* const* HWY_RESTRICT b,
+                const int16_t* HWY_RESTRICT weight, int16_t wv, int64_t n, const FixedCoeffs& c,
+                int16_t* HWY_RESTRICT r, int16_t* HWY_RESTRICT g, int16_t* HWY_RESTRICT bl) {
+  const FixedCoeffs coeffs = c;
+  int64_t i = 0;
+#if HWY_TARGET != HWY_SCALAR  // one 16-bit lane has no byte pairs
+  const D16 d;
+  const hn::RebindToUnsigned<D16> du;
+  const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
+  const auto low = hn::Set(du, 0xFF);
+  const auto vw = hn::Set(d, wv);
+  const auto words = [&](const uint8_t* p, int64_t at, hn::Vec<D16>& even, hn::Vec<D16>& odd) {
+    const auto w = hn::LoadU(du, reinterpret_cast<const uint16_t*>(p + 2 * at));
+    even = hn::BitCast(d, hn::And(w, low));
+    odd = hn::BitCast(d, hn::ShiftRight<8>(w));
+  };
+  // One line's outputs: both pixels decoded, blended along the row by w.
+  const auto line = [&](const uint8_t* const* yuv, int64_t at, hn::Vec<D16> w, hn::Vec<D16>& rr, hn::Vec<D16>& gg,
+                        hn::Vec<D16>& bb) {
+    hn::Vec<D16> y0, y1, u0, u1, v0, v1, rv, gu, gv, u6, bu, r0, g0, b0, r1, g1, b1;
+    words(yuv[0], at, y0, y1);
+    words(yuv[1], at, u0, u1);
+    words(yuv[2], at, v0, v1);
+    chroma_q6(d, u0, v0, coeffs, rv, gu, gv, u6, bu);
+    yuv_q6_apply(d, luma_q6(d, y0, coeffs), rv, gu, gv, u6, bu, r0, g0, b0);
+    chroma_q6(d, u1, v1, coeffs, rv, gu, gv, u6, bu);
+    yuv_q6_apply(d, luma_q6(d, y1, coeffs), rv, gu, gv, u6, bu, r1, g1, b1);
+    rr = hn::Add(r0, hn::MulHigh(hn::ShiftLeft<1>(hn::Sub(r1, r0)), w));
+    gg = hn::Add(g0, hn::MulHigh(hn::ShiftLeft<1>(hn::Sub(g1, g0)), w));
+    bb = hn::Add(b0, hn::MulHigh(hn::ShiftLeft<1>(hn::Sub(b1, b0)), w));
+  };
+  for (; i + lanes <= n; i += lanes) {
+    const auto w = hn::LoadU(d, weight + i);
+    hn::Vec<D16> ra, ga, ba, rb, gb, bb;
+    line(a, i, w, ra, ga, ba);
+    line(b, i, w, rb, gb, bb);
+    hn::StoreU(hn::Add(ra, hn::MulHigh(hn::ShiftLeft<1>(hn::Sub(rb, ra)), vw)), d, r + i);
+    hn::StoreU(hn::Add(ga, hn::MulHigh(hn::ShiftLeft<1>(hn::Sub(gb, ga)), vw)), d, g + i);
+    hn::StoreU(hn::Add(ba, hn::MulHigh(hn::ShiftLeft<1>(hn::Sub(bb, ba)), vw)), d, bl + i);
+  }
+#endif
+  for (; i < n; ++i) {
+    int16_t q[2][2][3];  // line, pixel, channel
+    const uint8_t* const* lines[2] = {a, b};
+    for (int l = 0; l < 2; ++l) {
+      for (int k = 0; k < 2; ++k) {
+        const int64_t px = 2 * i + k;
+        yuv_q6_scalar(lines[l][0][px], lines[l][1][px], lines[l][2][px], coeffs, &q[l][k][0], &q[l][k][1], &q[l][k][2]);
+      }
+    }
+    int16_t* const out[3] = {r + i, g + i, bl + i};
+    for (int j = 0; j < 3; ++j) {
+      int32_t h[2];
+      for (int l = 0; l < 2; ++l) h[l] = q[l][0][j] + (((q[l][1][j] - q[l][0][j]) * weight[i]) >> 15);
+      *out[j] = static_cast<int16_t>(h[0] + mulhigh_scalar((h[1] - h[0]) * 2, wv));
+    }
+  }
+}
+
 // The Q6 values never leave registers: rounded, narrowed and interleaved where they are made.
 void YuvTo8BitPixels(const uint8_t* HWY_RESTRICT y, const uint8_t* HWY_RESTRICT u, const uint8_t* HWY_RESTRICT v,
                      int64_t n, const FixedCoeffs& c, const int* order, int channels, uint8_t flip,
@@ -1382,6 +1445,7 @@ HWY_EXPORT(Store8BitInterleaved);
 HWY_EXPORT(YuvToRgbQ6);
 HWY_EXPORT(YuvToRgbQ6Accumulate);
 HWY_EXPORT(SemiPlanarPairsQ6);
+HWY_EXPORT(YuvPairsQ6);
 HWY_EXPORT(Packed422ToRgbQ6Accumulate);
 HWY_EXPORT(SemiPlanarPairs);
 HWY_EXPORT(YuvToRgbAccumulate);
@@ -1426,6 +1490,10 @@ void semi_planar_pairs(const uint8_t* ya, const uint8_t* uva, const uint8_t* yb,
 void packed_422_to_rgb_q6_accumulate(const uint8_t* row, const int* pos, int64_t n, const FixedCoeffs& c, int16_t w,
                                      int16_t* r, int16_t* g, int16_t* b, bool first) {
   HWY_DYNAMIC_DISPATCH(Packed422ToRgbQ6Accumulate)(row, pos, n, c, w, r, g, b, first);
+}
+void yuv_pairs_q6(const uint8_t* const* a, const uint8_t* const* b, const int16_t* weight, int16_t wv, int64_t n,
+                  const FixedCoeffs& c, int16_t* r, int16_t* g, int16_t* bl) {
+  HWY_DYNAMIC_DISPATCH(YuvPairsQ6)(a, b, weight, wv, n, c, r, g, bl);
 }
 void semi_planar_pairs_q6(const uint8_t* ya, const uint8_t* uva, const uint8_t* yb, const uint8_t* uvb, bool vu,
                           const int16_t* weight, int16_t wv, int64_t n, const FixedCoeffs& c, int16_t* r, int16_t* g,

@@ -165,6 +165,10 @@ void semi_planar_pairs_q6(const uint8_t* ya, const uint8_t* uva, const uint8_t* 
 /// Y1 and V in a macropixel, as split_packed_422), without splitting the bytes first.
 void packed_422_to_rgb_q6_accumulate(const uint8_t* row, const int* pos, int64_t n, const FixedCoeffs& c, int16_t w,
                                      int16_t* r, int16_t* g, int16_t* b, bool first);
+/// semi_planar_pairs_q6 from per-pixel bytes: a and b are each line's Y, U and V rows of 2n
+/// pixels (as read_row_yuv_bytes gives them), output i blending pixels 2i and 2i + 1.
+void yuv_pairs_q6(const uint8_t* const* a, const uint8_t* const* b, const int16_t* weight, int16_t wv, int64_t n,
+                  const FixedCoeffs& c, int16_t* r, int16_t* g, int16_t* bl);
 /// yuv_to_rgb_q6 then accumulate_q6(weight w) of each channel into r, g and b, in one pass.
 void yuv_to_rgb_q6_accumulate(const uint8_t* y, const uint8_t* u, const uint8_t* v, int64_t n, const FixedCoeffs& c,
                               int16_t w, int16_t* r, int16_t* g, int16_t* b, bool first);
