@@ -953,6 +953,47 @@ TEST(ImageProcessor, FloatSemiPlanarPairsInOnePassMatchTheThreePassesOnEveryInst
   }
 }
 
+// And from picked per-pixel bytes, each pixel with its own chroma (downscales by more than 2):
+// what planar_yuv_to_rgb, blend_2 and resample_pairs give, to float rounding.
+TEST(ImageProcessor, FloatPickedPairsInOnePassMatchTheThreePassesOnEveryInstructionSet) {
+  ForcedTargets targets;
+  if (targets.all.empty()) GTEST_SKIP() << kNoTarget;
+  const detail::ColorCoeffs coeffs = detail::color_coeffs(ColorMatrix::Bt601, ColorRange::Limited);
+  for (int64_t target : targets.all) {
+    hwy::SetSupportedTargetsForTest(target);
+    std::mt19937 rng(73);
+    for (int64_t n = 0; n <= 70; n += (n < 34 ? 1 : 9)) {
+      std::vector<uint8_t> bytes(static_cast<std::size_t>(12 * n));  // two lines, Y, U, V of 2n pixels
+      for (auto& b : bytes) b = static_cast<uint8_t>(rng());
+      const auto row = [&](int l, int plane) { return bytes.data() + (3 * l + plane) * 2 * n; };
+      const uint8_t* const a[3] = {row(0, 0), row(0, 1), row(0, 2)};
+      const uint8_t* const b[3] = {row(1, 0), row(1, 1), row(1, 2)};
+      std::vector<float> weight(static_cast<std::size_t>(n));
+      for (auto& w : weight) w = rng() % 4 == 0 ? 0.5f : static_cast<float>(rng() % 1000) / 1000.0f;
+      for (float wv : {0.0f, 0.5f, static_cast<float>(rng() % 1000) / 1000.0f}) {
+        std::vector<float> fused(static_cast<std::size_t>(3 * n + 1), -7.0f);
+        detail::kernels::yuv_pairs(a, b, weight.data(), wv, n, coeffs, fused.data(), fused.data() + n,
+                                   fused.data() + 2 * n);
+        std::vector<float> lines(static_cast<std::size_t>(12 * n));
+        for (int l = 0; l < 2; ++l) {
+          float* at = lines.data() + 6 * l * n;
+          detail::kernels::planar_yuv_to_rgb(row(l, 0), row(l, 1), row(l, 2), 2 * n, coeffs, at, at + 2 * n,
+                                             at + 4 * n);
+        }
+        detail::kernels::blend_2(lines.data(), lines.data() + 6 * n, wv, lines.data(), 6 * n);
+        std::vector<float> thrice(static_cast<std::size_t>(3 * n + 1), -7.0f);
+        for (int c = 0; c < 3; ++c) {
+          detail::kernels::resample_pairs(lines.data() + 2 * c * n, weight.data(), thrice.data() + c * n, n);
+        }
+        for (std::size_t i = 0; i < fused.size(); ++i) {
+          ASSERT_NEAR(fused[i], thrice[i], 1e-3)
+              << hwy::TargetName(target) << ": " << n << " outputs, value " << i << ", line weight " << wv;
+        }
+      }
+    }
+  }
+}
+
 // The float area path's fused pass likewise: what decoding (planar_yuv_to_rgb) and then weighting
 // (accumulate) give, to float rounding (a multiply-add may be fused in one and not the other).
 TEST(ImageProcessor, FloatDecodeAndSumInOnePassMatchesTwoPassesOnEveryInstructionSet) {

@@ -712,6 +712,23 @@ void CpuConverter::blend_then_resample(Scratch& s, int64_t line, float w, const 
                                  coeffs_, out.channel(0), out.channel(1), out.channel(2));
       return;
     }
+    if (channels_ == 3) {
+      // A downscale by more than 2 of a YUV source: the picked pixel pairs of both lines decoded
+      // and blended both ways in one pass, as the integer path's q6_picked_pairs_row.
+      const int32_t* at = plan_->q6_positions.data();
+      const YuvBytes ya =
+          read_row_yuv_bytes(*src_, g.crop.x, g.crop.y + line, at, n, s.staging.data(), plan_->pair_sample);
+      if (ya.y != nullptr) {
+        const YuvBytes yb = w != 0.0f ? read_row_yuv_bytes(*src_, g.crop.x, g.crop.y + line + 1, at, n,
+                                                           s.staging.data() + 3 * n, plan_->pair_sample)
+                                      : ya;
+        const uint8_t* const la[3] = {ya.y, ya.u, ya.v};
+        const uint8_t* const lb[3] = {yb.y, yb.u, yb.v};
+        kernels::yuv_pairs(la, lb, g.horizontal.weight.data(), w, g.content.width, coeffs_, out.channel(0),
+                           out.channel(1), out.channel(2));
+        return;
+      }
+    }
     const auto read = [&](int64_t at, const RgbaRows& into) {
       read_row_sampled(*src_, g.crop.x, at, plan_->q6_positions.data(), n, coeffs_, alpha_, into, s.staging.data(),
                        plan_->pair_sample);

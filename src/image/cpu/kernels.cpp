@@ -262,6 +262,68 @@ void SemiPlanarPairs(const uint8_t* HWY_RESTRICT ya, const uint8_t* HWY_RESTRICT
   }
 }
 
+// SemiPlanarPairs from picked bytes: output i's two pixels are pixels 2i and 2i + 1 of each
+// line's per-pixel Y, U and V rows, each with its own chroma (a downscale by more than 2).
+void YuvPairs(const uint8_t* const* HWY_RESTRICT a, const uint8_t* const* HWY_RESTRICT b,
+              const float* HWY_RESTRICT weight, float wv, int64_t n, const ColorCoeffs& c, float* HWY_RESTRICT r,
+              float* HWY_RESTRICT g, float* HWY_RESTRICT bl) {
+  const ColorCoeffs coeffs = c;
+  int64_t i = 0;
+#if HWY_TARGET != HWY_SCALAR  // one float lane has no byte pairs
+  const DF df;
+  const hn::RebindToUnsigned<DF> du;
+  const hn::RebindToSigned<DF> di;
+  const hn::Rebind<uint16_t, DF> d16;
+  const int64_t lanes = static_cast<int64_t>(hn::Lanes(df));
+  const auto low = hn::Set(du, 0xFFu);
+  const auto vw = hn::Set(df, wv);
+  const auto words = [&](const uint8_t* p, int64_t at, hn::Vec<DF>& even, hn::Vec<DF>& odd) {
+    const auto w = hn::PromoteTo(du, hn::LoadU(d16, reinterpret_cast<const uint16_t*>(p + 2 * at)));
+    even = hn::ConvertTo(df, hn::BitCast(di, hn::And(w, low)));
+    odd = hn::ConvertTo(df, hn::BitCast(di, hn::ShiftRight<8>(w)));
+  };
+  const auto decode = [&](const uint8_t* const* yuv, int64_t at, hn::Vec<DF>& r0, hn::Vec<DF>& g0, hn::Vec<DF>& b0,
+                          hn::Vec<DF>& r1, hn::Vec<DF>& g1, hn::Vec<DF>& b1) {
+    hn::Vec<DF> y0, y1, u0, u1, v0, v1;
+    words(yuv[0], at, y0, y1);
+    words(yuv[1], at, u0, u1);
+    words(yuv[2], at, v0, v1);
+    yuv_clamped(df, y0, u0, v0, coeffs, r0, g0, b0);
+    yuv_clamped(df, y1, u1, v1, coeffs, r1, g1, b1);
+  };
+  const auto blend = [&](hn::Vec<DF> a0, hn::Vec<DF> a1, hn::Vec<DF> b0, hn::Vec<DF> b1, hn::Vec<DF> w) {
+    const auto m0 = hn::MulAdd(vw, hn::Sub(b0, a0), a0);
+    const auto m1 = hn::MulAdd(vw, hn::Sub(b1, a1), a1);
+    return hn::MulAdd(w, hn::Sub(m1, m0), m0);
+  };
+  for (; i + lanes <= n; i += lanes) {
+    hn::Vec<DF> ra0, ga0, ba0, ra1, ga1, ba1, rb0, gb0, bb0, rb1, gb1, bb1;
+    decode(a, i, ra0, ga0, ba0, ra1, ga1, ba1);
+    decode(b, i, rb0, gb0, bb0, rb1, gb1, bb1);
+    const auto w = hn::LoadU(df, weight + i);
+    hn::StoreU(blend(ra0, ra1, rb0, rb1, w), df, r + i);
+    hn::StoreU(blend(ga0, ga1, gb0, gb1, w), df, g + i);
+    hn::StoreU(blend(ba0, ba1, bb0, bb1, w), df, bl + i);
+  }
+#endif
+  for (; i < n; ++i) {
+    float q[2][2][3];  // line, pixel, channel
+    const uint8_t* const* lines[2] = {a, b};
+    for (int l = 0; l < 2; ++l) {
+      for (int k = 0; k < 2; ++k) {
+        const int64_t px = 2 * i + k;
+        yuv_scalar(lines[l][0][px], lines[l][1][px], lines[l][2][px], coeffs, &q[l][k][0], &q[l][k][1], &q[l][k][2]);
+      }
+    }
+    float* const out[3] = {r + i, g + i, bl + i};
+    for (int j = 0; j < 3; ++j) {
+      const float m0 = q[0][0][j] + wv * (q[1][0][j] - q[0][0][j]);
+      const float m1 = q[0][1][j] + wv * (q[1][1][j] - q[0][1][j]);
+      *out[j] = m0 + weight[i] * (m1 - m0);
+    }
+  }
+}
+
 // f32 -> f16 rounded to nearest even, in registers for lanes whose half is normal (2^-14 <=
 // |x| < 65536, where the f32 bits map onto the f16 ones by one rounding add and a rebias);
 // a vector holding any other lane (zero, subnormal, overflow, NaN) goes through the scalar
@@ -1448,6 +1510,7 @@ HWY_EXPORT(SemiPlanarPairsQ6);
 HWY_EXPORT(YuvPairsQ6);
 HWY_EXPORT(Packed422ToRgbQ6Accumulate);
 HWY_EXPORT(SemiPlanarPairs);
+HWY_EXPORT(YuvPairs);
 HWY_EXPORT(YuvToRgbAccumulate);
 HWY_EXPORT(YuvTo8BitPixels);
 HWY_EXPORT(ShuffledYuvBytes);
@@ -1482,6 +1545,10 @@ void yuv_to_rgb_q6(const uint8_t* y, const uint8_t* u, const uint8_t* v, int64_t
 void yuv_to_rgb_q6_accumulate(const uint8_t* y, const uint8_t* u, const uint8_t* v, int64_t n, const FixedCoeffs& c,
                               int16_t w, int16_t* r, int16_t* g, int16_t* b, bool first) {
   HWY_DYNAMIC_DISPATCH(YuvToRgbQ6Accumulate)(y, u, v, n, c, w, r, g, b, first);
+}
+void yuv_pairs(const uint8_t* const* a, const uint8_t* const* b, const float* weight, float wv, int64_t n,
+               const ColorCoeffs& c, float* r, float* g, float* bl) {
+  HWY_DYNAMIC_DISPATCH(YuvPairs)(a, b, weight, wv, n, c, r, g, bl);
 }
 void semi_planar_pairs(const uint8_t* ya, const uint8_t* uva, const uint8_t* yb, const uint8_t* uvb, bool vu,
                        const float* weight, float wv, int64_t n, const ColorCoeffs& c, float* r, float* g, float* b) {

@@ -36,6 +36,10 @@ void semi_planar_to_rgb(const uint8_t* y, const uint8_t* uv, bool vu, int64_t n,
 /// resample_pairs); R, G and B rows of n outputs, in one pass.
 void semi_planar_pairs(const uint8_t* ya, const uint8_t* uva, const uint8_t* yb, const uint8_t* uvb, bool vu,
                        const float* weight, float wv, int64_t n, const ColorCoeffs& c, float* r, float* g, float* b);
+/// semi_planar_pairs from per-pixel bytes: a and b are each line's Y, U and V rows of 2n pixels
+/// (as read_row_yuv_bytes gives them), output i blending pixels 2i and 2i + 1.
+void yuv_pairs(const uint8_t* const* a, const uint8_t* const* b, const float* weight, float wv, int64_t n,
+               const ColorCoeffs& c, float* r, float* g, float* bl);
 /// Semi-planar YUV row with full-width chroma (nv24).
 void semi_planar_444_to_rgb(const uint8_t* y, const uint8_t* uv, int64_t n, const ColorCoeffs& c, float* r, float* g,
                             float* b);
