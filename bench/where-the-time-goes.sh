@@ -36,7 +36,7 @@ pixels=$((640 * 640)) content=$((640 * 360))  # every source is 16:9: 640x360 of
 # the VM, the harness's page faults). "picks" takes the source bytes each output needs (or, for
 # whole lines, splits them per pixel); decode comes before resample in the patterns, so that a
 # decode that also sums its line (an area's) or blends its pixels (a 2:1 downscale's
-# SemiPlanarPairs) counts as decode.
+# SemiPlanarPairs, or YuvPairs from picked bytes) counts as decode.
 stage_of() {
   case $1 in
     "[k] "*) echo - ;;
@@ -44,7 +44,7 @@ stage_of() {
     *SplitChromaPairs*|*SplitPacked422*|*split_chroma_pairs*|*split_packed_422*) echo picks ;;
     *YuvTo8BitPixels*|*PlanarYuvToRgb*|*PlanarYuvToHalf*|*YuvToRgb*|*Q6To8Bit*|*q6_to_8bit*|*Interleave8Bit*|*interleave_8bit*)
       echo "decode+store" ;;
-    *SemiPlanarToRgb*|*Packed422ToRgb*|*SampledSemiPlanarToRgb*|*SampledPacked422ToRgb*|*SemiPlanarPairs*) echo "decode+store" ;;
+    *SemiPlanarToRgb*|*Packed422ToRgb*|*SampledSemiPlanarToRgb*|*SampledPacked422ToRgb*|*SemiPlanarPairs*|*YuvPairs*) echo "decode+store" ;;
     *Resample*|*resample*|*Blend*|*blend*|*Accumulate*|*accumulate*) echo resample ;;
     *StoreF16*|*StoreF32*|*store_f16*|*store_f32*|*Store8Bit*|*write_channel*|*write_rows*) echo "decode+store" ;;
     *prefetch_row*) echo "memory wait" ;;
