@@ -34,6 +34,12 @@ std::string report(const std::vector<reference::Mismatch>& bad) {
   return text;
 }
 
+std::vector<uint8_t> random_bytes(std::mt19937& rng, int64_t count) {
+  std::vector<uint8_t> v(static_cast<std::size_t>(count));
+  for (auto& b : v) b = static_cast<uint8_t>(rng());
+  return v;
+}
+
 ImageProcessor processor(unsigned threads = 2) {
   return std::move(*ImageProcessor::create({.threads = threads, .backend = ImageBackend::Cpu}));
 }
@@ -830,12 +836,8 @@ TEST(ImageProcessor, SemiPlanarPairsInOnePassAreExactOnEveryInstructionSet) {
     hwy::SetSupportedTargetsForTest(target);
     std::mt19937 rng(59);
     for (int64_t n = 0; n <= 70; n += (n < 34 ? 1 : 9)) {
-      const auto bytes = [&] {
-        std::vector<uint8_t> v(static_cast<std::size_t>(2 * n));
-        for (auto& b : v) b = static_cast<uint8_t>(rng());
-        return v;
-      };
-      const std::vector<uint8_t> ya = bytes(), uva = bytes(), yb = bytes(), uvb = bytes();
+      const std::vector<uint8_t> ya = random_bytes(rng, 2 * n), uva = random_bytes(rng, 2 * n),
+                                 yb = random_bytes(rng, 2 * n), uvb = random_bytes(rng, 2 * n);
       std::vector<int16_t> weight(static_cast<std::size_t>(n));
       for (auto& w : weight) w = rng() % 4 == 0 ? 16384 : static_cast<int16_t>(rng() % 32768);
       for (bool vu : {false, true}) {
@@ -880,8 +882,7 @@ TEST(ImageProcessor, PickedPairsInOnePassAreExactOnEveryInstructionSet) {
     hwy::SetSupportedTargetsForTest(target);
     std::mt19937 rng(71);
     for (int64_t n = 0; n <= 70; n += (n < 34 ? 1 : 9)) {
-      std::vector<uint8_t> bytes(static_cast<std::size_t>(12 * n));  // two lines, Y, U, V of 2n pixels
-      for (auto& b : bytes) b = static_cast<uint8_t>(rng());
+      const std::vector<uint8_t> bytes = random_bytes(rng, 12 * n);  // two lines, Y, U, V of 2n pixels
       const auto row = [&](int l, int plane) { return bytes.data() + (3 * l + plane) * 2 * n; };
       const uint8_t* const a[3] = {row(0, 0), row(0, 1), row(0, 2)};
       const uint8_t* const b[3] = {row(1, 0), row(1, 1), row(1, 2)};
@@ -920,12 +921,8 @@ TEST(ImageProcessor, FloatSemiPlanarPairsInOnePassMatchTheThreePassesOnEveryInst
     hwy::SetSupportedTargetsForTest(target);
     std::mt19937 rng(61);
     for (int64_t n = 0; n <= 70; n += (n < 34 ? 1 : 9)) {
-      const auto bytes = [&] {
-        std::vector<uint8_t> v(static_cast<std::size_t>(2 * n));
-        for (auto& b : v) b = static_cast<uint8_t>(rng());
-        return v;
-      };
-      const std::vector<uint8_t> ya = bytes(), uva = bytes(), yb = bytes(), uvb = bytes();
+      const std::vector<uint8_t> ya = random_bytes(rng, 2 * n), uva = random_bytes(rng, 2 * n),
+                                 yb = random_bytes(rng, 2 * n), uvb = random_bytes(rng, 2 * n);
       std::vector<float> weight(static_cast<std::size_t>(n));
       for (auto& w : weight) w = rng() % 4 == 0 ? 0.5f : static_cast<float>(rng() % 1000) / 1000.0f;
       for (bool vu : {false, true}) {
@@ -963,8 +960,7 @@ TEST(ImageProcessor, FloatPickedPairsInOnePassMatchTheThreePassesOnEveryInstruct
     hwy::SetSupportedTargetsForTest(target);
     std::mt19937 rng(73);
     for (int64_t n = 0; n <= 70; n += (n < 34 ? 1 : 9)) {
-      std::vector<uint8_t> bytes(static_cast<std::size_t>(12 * n));  // two lines, Y, U, V of 2n pixels
-      for (auto& b : bytes) b = static_cast<uint8_t>(rng());
+      const std::vector<uint8_t> bytes = random_bytes(rng, 12 * n);  // two lines, Y, U, V of 2n pixels
       const auto row = [&](int l, int plane) { return bytes.data() + (3 * l + plane) * 2 * n; };
       const uint8_t* const a[3] = {row(0, 0), row(0, 1), row(0, 2)};
       const uint8_t* const b[3] = {row(1, 0), row(1, 1), row(1, 2)};

@@ -200,56 +200,37 @@ void SemiPlanarToRgb(const uint8_t* HWY_RESTRICT y, const uint8_t* HWY_RESTRICT 
   }
 }
 
-// The float path's 2:1 downscale of semi-planar lines with halved chroma, in one pass: pixels
-// 2i and 2i + 1 of each line (sharing chroma pair i) decoded as SemiPlanarToRgb does, the lines
-// blended by wv (as Blend2), then the pair by weight[i] (as ResamplePairs), all in registers.
-void SemiPlanarPairs(const uint8_t* HWY_RESTRICT ya, const uint8_t* HWY_RESTRICT uva, const uint8_t* HWY_RESTRICT yb,
-                     const uint8_t* HWY_RESTRICT uvb, bool vu, const float* HWY_RESTRICT weight, float wv, int64_t n,
-                     const ColorCoeffs& c, float* HWY_RESTRICT r, float* HWY_RESTRICT g, float* HWY_RESTRICT b) {
-  const ColorCoeffs coeffs = c;
-  int64_t i = 0;
-#if HWY_TARGET != HWY_SCALAR  // one float lane has no byte pairs
-  const DF df;
-  const hn::RebindToUnsigned<DF> du;
-  const hn::RebindToSigned<DF> di;
-  const hn::Rebind<uint16_t, DF> d16;
-  const int64_t lanes = static_cast<int64_t>(hn::Lanes(df));
-  const auto low = hn::Set(du, 0xFFu);
-  const auto vw = hn::Set(df, wv);
-  // A line's pixel pairs decoded: R, G and B of the even pixels (0) and the odd ones (1).
-  const auto decode = [&](const uint8_t* y, const uint8_t* uv, hn::Vec<DF>& r0, hn::Vec<DF>& g0, hn::Vec<DF>& b0,
-                          hn::Vec<DF>& r1, hn::Vec<DF>& g1, hn::Vec<DF>& b1) {
-    const auto pixels = hn::PromoteTo(du, hn::LoadU(d16, reinterpret_cast<const uint16_t*>(y)));
-    const auto pairs = hn::PromoteTo(du, hn::LoadU(d16, reinterpret_cast<const uint16_t*>(uv)));
-    const auto first = hn::ConvertTo(df, hn::BitCast(di, hn::And(pairs, low)));
-    const auto second = hn::ConvertTo(df, hn::BitCast(di, hn::ShiftRight<8>(pairs)));
-    const auto u = vu ? second : first;
-    const auto v = vu ? first : second;
-    yuv_clamped(df, hn::ConvertTo(df, hn::BitCast(di, hn::And(pixels, low))), u, v, coeffs, r0, g0, b0);
-    yuv_clamped(df, hn::ConvertTo(df, hn::BitCast(di, hn::ShiftRight<8>(pixels))), u, v, coeffs, r1, g1, b1);
-  };
-  const auto blend = [&](hn::Vec<DF> a0, hn::Vec<DF> a1, hn::Vec<DF> b0, hn::Vec<DF> b1, hn::Vec<DF> w) {
-    const auto m0 = hn::MulAdd(vw, hn::Sub(b0, a0), a0);
-    const auto m1 = hn::MulAdd(vw, hn::Sub(b1, a1), a1);
-    return hn::MulAdd(w, hn::Sub(m1, m0), m0);
-  };
-  for (; i + lanes <= n; i += lanes) {
-    hn::Vec<DF> ra0, ga0, ba0, ra1, ga1, ba1, rb0, gb0, bb0, rb1, gb1, bb1;
-    decode(ya + 2 * i, uva + 2 * i, ra0, ga0, ba0, ra1, ga1, ba1);
-    decode(yb + 2 * i, uvb + 2 * i, rb0, gb0, bb0, rb1, gb1, bb1);
-    const auto w = hn::LoadU(df, weight + i);
-    hn::StoreU(blend(ra0, ra1, rb0, rb1, w), df, r + i);
-    hn::StoreU(blend(ga0, ga1, gb0, gb1, w), df, g + i);
-    hn::StoreU(blend(ba0, ba1, bb0, bb1, w), df, b + i);
+// The pairs kernels (downscales by 2 or more of YUV lines, a row in one pass) take each line's
+// pixel bytes from semi-planar lines, where pixels 2i and 2i + 1 share chroma pair i, or from
+// picked per-pixel Y, U and V rows. One pixel's bytes, for the scalar ends of rows:
+struct SemiPlanarPixels {
+  const uint8_t* y[2];
+  const uint8_t* uv[2];
+  bool vu;
+  void operator()(int l, int64_t p, int* yy, int* u, int* v) const {
+    const uint8_t* pair = uv[l] + (p & ~int64_t{1});
+    *yy = y[l][p], *u = pair[vu ? 1 : 0], *v = pair[vu ? 0 : 1];
   }
-#endif
+};
+struct PickedPixels {
+  const uint8_t* const* yuv[2];
+  void operator()(int l, int64_t p, int* yy, int* u, int* v) const {
+    *yy = yuv[l][0][p], *u = yuv[l][1][p], *v = yuv[l][2][p];
+  }
+};
+
+// The float pairs kernels' outputs [i, n), pixel by pixel: decoded as yuv_scalar, the lines
+// blended by wv, then each output's pair by weight[i] (the float path's order).
+template <class Pixels>
+void PairsTail(const Pixels& pixels, int64_t i, int64_t n, const float* HWY_RESTRICT weight, float wv,
+               const ColorCoeffs& c, float* HWY_RESTRICT r, float* HWY_RESTRICT g, float* HWY_RESTRICT b) {
   for (; i < n; ++i) {
     float q[2][2][3];  // line, pixel, channel
-    const uint8_t* lines[2][2] = {{ya, uva}, {yb, uvb}};
     for (int l = 0; l < 2; ++l) {
-      const uint8_t* pair = lines[l][1] + 2 * i;
       for (int k = 0; k < 2; ++k) {
-        yuv_scalar(lines[l][0][2 * i + k], pair[vu ? 1 : 0], pair[vu ? 0 : 1], coeffs, &q[l][k][0], &q[l][k][1],
+        int y, u, v;
+        pixels(l, 2 * i + k, &y, &u, &v);
+        yuv_scalar(static_cast<float>(y), static_cast<float>(u), static_cast<float>(v), c, &q[l][k][0], &q[l][k][1],
                    &q[l][k][2]);
       }
     }
@@ -262,66 +243,92 @@ void SemiPlanarPairs(const uint8_t* HWY_RESTRICT ya, const uint8_t* HWY_RESTRICT
   }
 }
 
-// SemiPlanarPairs from picked bytes: output i's two pixels are pixels 2i and 2i + 1 of each
-// line's per-pixel Y, U and V rows, each with its own chroma (a downscale by more than 2).
-void YuvPairs(const uint8_t* const* HWY_RESTRICT a, const uint8_t* const* HWY_RESTRICT b,
-              const float* HWY_RESTRICT weight, float wv, int64_t n, const ColorCoeffs& c, float* HWY_RESTRICT r,
-              float* HWY_RESTRICT g, float* HWY_RESTRICT bl) {
-  const ColorCoeffs coeffs = c;
-  int64_t i = 0;
-#if HWY_TARGET != HWY_SCALAR  // one float lane has no byte pairs
-  const DF df;
+#if HWY_TARGET != HWY_SCALAR  // one lane has no byte pairs
+// Bytes 2i and 2i + 1 of `p`, for the vector's outputs i, as floats.
+HWY_INLINE void byte_pairs(DF df, const uint8_t* HWY_RESTRICT p, hn::Vec<DF>& even, hn::Vec<DF>& odd) {
   const hn::RebindToUnsigned<DF> du;
   const hn::RebindToSigned<DF> di;
   const hn::Rebind<uint16_t, DF> d16;
+  const auto w = hn::PromoteTo(du, hn::LoadU(d16, reinterpret_cast<const uint16_t*>(p)));
+  even = hn::ConvertTo(df, hn::BitCast(di, hn::And(w, hn::Set(du, 0xFFu))));
+  odd = hn::ConvertTo(df, hn::BitCast(di, hn::ShiftRight<8>(w)));
+}
+
+// The float pairs kernels' vectors: decode(l, i, ...) gives line l's even and odd pixels' R, G
+// and B for outputs i..; the lines are blended by wv (as Blend2), then each pair by its weight
+// (as ResamplePairs). Returns where the vectors stopped.
+template <class Decode>
+int64_t PairVectors(const Decode& decode, const float* HWY_RESTRICT weight, float wv, int64_t n, float* HWY_RESTRICT r,
+                    float* HWY_RESTRICT g, float* HWY_RESTRICT b) {
+  const DF df;
   const int64_t lanes = static_cast<int64_t>(hn::Lanes(df));
-  const auto low = hn::Set(du, 0xFFu);
   const auto vw = hn::Set(df, wv);
-  const auto words = [&](const uint8_t* p, int64_t at, hn::Vec<DF>& even, hn::Vec<DF>& odd) {
-    const auto w = hn::PromoteTo(du, hn::LoadU(d16, reinterpret_cast<const uint16_t*>(p + 2 * at)));
-    even = hn::ConvertTo(df, hn::BitCast(di, hn::And(w, low)));
-    odd = hn::ConvertTo(df, hn::BitCast(di, hn::ShiftRight<8>(w)));
-  };
-  const auto decode = [&](const uint8_t* const* yuv, int64_t at, hn::Vec<DF>& r0, hn::Vec<DF>& g0, hn::Vec<DF>& b0,
-                          hn::Vec<DF>& r1, hn::Vec<DF>& g1, hn::Vec<DF>& b1) {
-    hn::Vec<DF> y0, y1, u0, u1, v0, v1;
-    words(yuv[0], at, y0, y1);
-    words(yuv[1], at, u0, u1);
-    words(yuv[2], at, v0, v1);
-    yuv_clamped(df, y0, u0, v0, coeffs, r0, g0, b0);
-    yuv_clamped(df, y1, u1, v1, coeffs, r1, g1, b1);
-  };
   const auto blend = [&](hn::Vec<DF> a0, hn::Vec<DF> a1, hn::Vec<DF> b0, hn::Vec<DF> b1, hn::Vec<DF> w) {
     const auto m0 = hn::MulAdd(vw, hn::Sub(b0, a0), a0);
     const auto m1 = hn::MulAdd(vw, hn::Sub(b1, a1), a1);
     return hn::MulAdd(w, hn::Sub(m1, m0), m0);
   };
+  int64_t i = 0;
   for (; i + lanes <= n; i += lanes) {
     hn::Vec<DF> ra0, ga0, ba0, ra1, ga1, ba1, rb0, gb0, bb0, rb1, gb1, bb1;
-    decode(a, i, ra0, ga0, ba0, ra1, ga1, ba1);
-    decode(b, i, rb0, gb0, bb0, rb1, gb1, bb1);
+    decode(0, i, ra0, ga0, ba0, ra1, ga1, ba1);
+    decode(1, i, rb0, gb0, bb0, rb1, gb1, bb1);
     const auto w = hn::LoadU(df, weight + i);
     hn::StoreU(blend(ra0, ra1, rb0, rb1, w), df, r + i);
     hn::StoreU(blend(ga0, ga1, gb0, gb1, w), df, g + i);
-    hn::StoreU(blend(ba0, ba1, bb0, bb1, w), df, bl + i);
+    hn::StoreU(blend(ba0, ba1, bb0, bb1, w), df, b + i);
   }
+  return i;
+}
 #endif
-  for (; i < n; ++i) {
-    float q[2][2][3];  // line, pixel, channel
-    const uint8_t* const* lines[2] = {a, b};
-    for (int l = 0; l < 2; ++l) {
-      for (int k = 0; k < 2; ++k) {
-        const int64_t px = 2 * i + k;
-        yuv_scalar(lines[l][0][px], lines[l][1][px], lines[l][2][px], coeffs, &q[l][k][0], &q[l][k][1], &q[l][k][2]);
-      }
-    }
-    float* const out[3] = {r + i, g + i, bl + i};
-    for (int j = 0; j < 3; ++j) {
-      const float m0 = q[0][0][j] + wv * (q[1][0][j] - q[0][0][j]);
-      const float m1 = q[0][1][j] + wv * (q[1][1][j] - q[0][1][j]);
-      *out[j] = m0 + weight[i] * (m1 - m0);
-    }
-  }
+
+// The float path's 2:1 downscale of semi-planar lines with halved chroma: pixels 2i and 2i + 1
+// of each line (sharing chroma pair i) decoded as SemiPlanarToRgb does, blended in registers.
+void SemiPlanarPairs(const uint8_t* HWY_RESTRICT ya, const uint8_t* HWY_RESTRICT uva, const uint8_t* HWY_RESTRICT yb,
+                     const uint8_t* HWY_RESTRICT uvb, bool vu, const float* HWY_RESTRICT weight, float wv, int64_t n,
+                     const ColorCoeffs& c, float* HWY_RESTRICT r, float* HWY_RESTRICT g, float* HWY_RESTRICT b) {
+  const ColorCoeffs coeffs = c;
+  const SemiPlanarPixels pixels{{ya, yb}, {uva, uvb}, vu};
+  int64_t i = 0;
+#if HWY_TARGET != HWY_SCALAR
+  const DF df;
+  const auto decode = [&](int l, int64_t at, hn::Vec<DF>& r0, hn::Vec<DF>& g0, hn::Vec<DF>& b0, hn::Vec<DF>& r1,
+                          hn::Vec<DF>& g1, hn::Vec<DF>& b1) {
+    hn::Vec<DF> y0, y1, first, second;
+    byte_pairs(df, pixels.y[l] + 2 * at, y0, y1);
+    byte_pairs(df, pixels.uv[l] + 2 * at, first, second);
+    const auto u = vu ? second : first;
+    const auto v = vu ? first : second;
+    yuv_clamped(df, y0, u, v, coeffs, r0, g0, b0);
+    yuv_clamped(df, y1, u, v, coeffs, r1, g1, b1);
+  };
+  i = PairVectors(decode, weight, wv, n, r, g, b);
+#endif
+  PairsTail(pixels, i, n, weight, wv, coeffs, r, g, b);
+}
+
+// SemiPlanarPairs from picked per-pixel bytes, each pixel with its own chroma (a downscale by
+// more than 2).
+void YuvPairs(const uint8_t* const* HWY_RESTRICT a, const uint8_t* const* HWY_RESTRICT b,
+              const float* HWY_RESTRICT weight, float wv, int64_t n, const ColorCoeffs& c, float* HWY_RESTRICT r,
+              float* HWY_RESTRICT g, float* HWY_RESTRICT bl) {
+  const ColorCoeffs coeffs = c;
+  const PickedPixels pixels{{a, b}};
+  int64_t i = 0;
+#if HWY_TARGET != HWY_SCALAR
+  const DF df;
+  const auto decode = [&](int l, int64_t at, hn::Vec<DF>& r0, hn::Vec<DF>& g0, hn::Vec<DF>& b0, hn::Vec<DF>& r1,
+                          hn::Vec<DF>& g1, hn::Vec<DF>& b1) {
+    hn::Vec<DF> y0, y1, u0, u1, v0, v1;
+    byte_pairs(df, pixels.yuv[l][0] + 2 * at, y0, y1);
+    byte_pairs(df, pixels.yuv[l][1] + 2 * at, u0, u1);
+    byte_pairs(df, pixels.yuv[l][2] + 2 * at, v0, v1);
+    yuv_clamped(df, y0, u0, v0, coeffs, r0, g0, b0);
+    yuv_clamped(df, y1, u1, v1, coeffs, r1, g1, b1);
+  };
+  i = PairVectors(decode, weight, wv, n, r, g, bl);
+#endif
+  PairsTail(pixels, i, n, weight, wv, coeffs, r, g, bl);
 }
 
 // f32 -> f16 rounded to nearest even, in registers for lanes whose half is normal (2^-14 <=
@@ -956,56 +963,18 @@ void Packed422ToRgbQ6Accumulate(const uint8_t* HWY_RESTRICT row, const int* pos,
   }
 }
 
-// A 2:1 downscale of semi-planar lines with halved chroma, in one pass: output i blends pixels
-// 2i and 2i + 1 (which share chroma pair i) of line a by weight[i], the same of line b, then
-// the two by wv; each pixel decoded as yuv_to_rgb_q6 does and blended as resample_pairs_q6 and
-// blend_q6 do, so the result is theirs to the bit. The line pairs' chroma terms are worked out
-// once for both pixels, and nothing goes through memory between the steps.
-void SemiPlanarPairsQ6(const uint8_t* HWY_RESTRICT ya, const uint8_t* HWY_RESTRICT uva, const uint8_t* HWY_RESTRICT yb,
-                       const uint8_t* HWY_RESTRICT uvb, bool vu, const int16_t* HWY_RESTRICT weight, int16_t wv,
-                       int64_t n, const FixedCoeffs& c, int16_t* HWY_RESTRICT r, int16_t* HWY_RESTRICT g,
-                       int16_t* HWY_RESTRICT b) {
-  const FixedCoeffs coeffs = c;
-  int64_t i = 0;
-#if HWY_TARGET != HWY_SCALAR  // one 16-bit lane has no byte pairs
-  const D16 d;
-  const hn::RebindToUnsigned<D16> du;
-  const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
-  const auto low = hn::Set(du, 0xFF);
-  const auto vw = hn::Set(d, wv);
-  // One line's outputs, pixel pairs blended horizontally; words of bytes (first byte low).
-  const auto line = [&](const uint8_t* y, const uint8_t* uv, hn::Vec<D16> w, hn::Vec<D16>& rr, hn::Vec<D16>& gg,
-                        hn::Vec<D16>& bb) {
-    const auto pixels = hn::LoadU(du, reinterpret_cast<const uint16_t*>(y));
-    const auto pairs = hn::LoadU(du, reinterpret_cast<const uint16_t*>(uv));
-    const auto first = hn::BitCast(d, hn::And(pairs, low));
-    const auto second = hn::BitCast(d, hn::ShiftRight<8>(pairs));
-    hn::Vec<D16> rv, gu, gv, u6, bu, r0, g0, b0, r1, g1, b1;
-    chroma_q6(d, vu ? second : first, vu ? first : second, coeffs, rv, gu, gv, u6, bu);
-    yuv_q6_apply(d, luma_q6(d, hn::BitCast(d, hn::And(pixels, low)), coeffs), rv, gu, gv, u6, bu, r0, g0, b0);
-    yuv_q6_apply(d, luma_q6(d, hn::BitCast(d, hn::ShiftRight<8>(pixels)), coeffs), rv, gu, gv, u6, bu, r1, g1, b1);
-    rr = hn::Add(r0, hn::MulHigh(hn::ShiftLeft<1>(hn::Sub(r1, r0)), w));
-    gg = hn::Add(g0, hn::MulHigh(hn::ShiftLeft<1>(hn::Sub(g1, g0)), w));
-    bb = hn::Add(b0, hn::MulHigh(hn::ShiftLeft<1>(hn::Sub(b1, b0)), w));
-  };
-  for (; i + lanes <= n; i += lanes) {
-    const auto w = hn::LoadU(d, weight + i);
-    hn::Vec<D16> ra, ga, ba, rb, gb, bb;
-    line(ya + 2 * i, uva + 2 * i, w, ra, ga, ba);
-    line(yb + 2 * i, uvb + 2 * i, w, rb, gb, bb);
-    hn::StoreU(hn::Add(ra, hn::MulHigh(hn::ShiftLeft<1>(hn::Sub(rb, ra)), vw)), d, r + i);
-    hn::StoreU(hn::Add(ga, hn::MulHigh(hn::ShiftLeft<1>(hn::Sub(gb, ga)), vw)), d, g + i);
-    hn::StoreU(hn::Add(ba, hn::MulHigh(hn::ShiftLeft<1>(hn::Sub(bb, ba)), vw)), d, b + i);
-  }
-#endif
+// The Q6 pairs kernels' outputs [i, n), pixel by pixel: decoded as yuv_q6_scalar, each line's
+// pair blended by weight[i], then the lines by wv (the integer path's order).
+template <class Pixels>
+void PairsQ6Tail(const Pixels& pixels, int64_t i, int64_t n, const int16_t* HWY_RESTRICT weight, int16_t wv,
+                 const FixedCoeffs& c, int16_t* HWY_RESTRICT r, int16_t* HWY_RESTRICT g, int16_t* HWY_RESTRICT b) {
   for (; i < n; ++i) {
     int16_t q[2][2][3];  // line, pixel, channel
-    const uint8_t* lines[2][2] = {{ya, uva}, {yb, uvb}};
     for (int l = 0; l < 2; ++l) {
-      const uint8_t* pair = lines[l][1] + 2 * i;
       for (int k = 0; k < 2; ++k) {
-        yuv_q6_scalar(lines[l][0][2 * i + k], pair[vu ? 1 : 0], pair[vu ? 0 : 1], coeffs, &q[l][k][0], &q[l][k][1],
-                      &q[l][k][2]);
+        int y, u, v;
+        pixels(l, 2 * i + k, &y, &u, &v);
+        yuv_q6_scalar(y, u, v, c, &q[l][k][0], &q[l][k][1], &q[l][k][2]);
       }
     }
     int16_t* const out[3] = {r + i, g + i, b + i};
@@ -1017,67 +986,95 @@ void SemiPlanarPairsQ6(const uint8_t* HWY_RESTRICT ya, const uint8_t* HWY_RESTRI
   }
 }
 
-// SemiPlanarPairsQ6 from picked bytes: output i's two pixels are pixels 2i and 2i + 1 of each
-// line's per-pixel Y, U and V rows (a downscale by more than 2 picks them), each with its own
-// chroma; decoded, blended along the row by weight[i] and then the lines by wv, in registers,
-// exact to yuv_to_rgb_q6, resample_pairs_q6 and blend_q6.
+#if HWY_TARGET != HWY_SCALAR  // one 16-bit lane has no byte pairs
+// Bytes 2i and 2i + 1 of `p`, for the vector's outputs i, in 16-bit lanes.
+HWY_INLINE void byte_pairs_q6(D16 d, const uint8_t* HWY_RESTRICT p, hn::Vec<D16>& even, hn::Vec<D16>& odd) {
+  const hn::RebindToUnsigned<D16> du;
+  const auto w = hn::LoadU(du, reinterpret_cast<const uint16_t*>(p));
+  even = hn::BitCast(d, hn::And(w, hn::Set(du, 0xFF)));
+  odd = hn::BitCast(d, hn::ShiftRight<8>(w));
+}
+
+// a + (b - a) * w in Q15, as BlendQ6 and ResamplePairsQ6 do it.
+HWY_INLINE hn::Vec<D16> lerp_q6(hn::Vec<D16> a, hn::Vec<D16> b, hn::Vec<D16> w) {
+  return hn::Add(a, hn::MulHigh(hn::ShiftLeft<1>(hn::Sub(b, a)), w));
+}
+
+// The Q6 pairs kernels' vectors: line(l, i, w, ...) gives line l's outputs i.., each pair
+// already blended by its weights w (as ResamplePairsQ6); the lines are blended by wv (as
+// BlendQ6). Returns where the vectors stopped.
+template <class Line>
+int64_t PairVectorsQ6(const Line& line, const int16_t* HWY_RESTRICT weight, int16_t wv, int64_t n,
+                      int16_t* HWY_RESTRICT r, int16_t* HWY_RESTRICT g, int16_t* HWY_RESTRICT b) {
+  const D16 d;
+  const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
+  const auto vw = hn::Set(d, wv);
+  int64_t i = 0;
+  for (; i + lanes <= n; i += lanes) {
+    const auto w = hn::LoadU(d, weight + i);
+    hn::Vec<D16> ra, ga, ba, rb, gb, bb;
+    line(0, i, w, ra, ga, ba);
+    line(1, i, w, rb, gb, bb);
+    hn::StoreU(lerp_q6(ra, rb, vw), d, r + i);
+    hn::StoreU(lerp_q6(ga, gb, vw), d, g + i);
+    hn::StoreU(lerp_q6(ba, bb, vw), d, b + i);
+  }
+  return i;
+}
+#endif
+
+// A 2:1 downscale of semi-planar lines with halved chroma, in one pass: output i blends pixels
+// 2i and 2i + 1 (which share chroma pair i) of line a by weight[i], the same of line b, then
+// the two by wv; each pixel decoded as yuv_to_rgb_q6 does and blended as resample_pairs_q6 and
+// blend_q6 do, so the result is theirs to the bit. The pairs' chroma terms are worked out once
+// for both pixels, and nothing goes through memory between the steps.
+void SemiPlanarPairsQ6(const uint8_t* HWY_RESTRICT ya, const uint8_t* HWY_RESTRICT uva, const uint8_t* HWY_RESTRICT yb,
+                       const uint8_t* HWY_RESTRICT uvb, bool vu, const int16_t* HWY_RESTRICT weight, int16_t wv,
+                       int64_t n, const FixedCoeffs& c, int16_t* HWY_RESTRICT r, int16_t* HWY_RESTRICT g,
+                       int16_t* HWY_RESTRICT b) {
+  const FixedCoeffs coeffs = c;
+  const SemiPlanarPixels pixels{{ya, yb}, {uva, uvb}, vu};
+  int64_t i = 0;
+#if HWY_TARGET != HWY_SCALAR
+  const D16 d;
+  const auto line = [&](int l, int64_t at, hn::Vec<D16> w, hn::Vec<D16>& rr, hn::Vec<D16>& gg, hn::Vec<D16>& bb) {
+    hn::Vec<D16> y0, y1, first, second, rv, gu, gv, u6, bu, r0, g0, b0, r1, g1, b1;
+    byte_pairs_q6(d, pixels.y[l] + 2 * at, y0, y1);
+    byte_pairs_q6(d, pixels.uv[l] + 2 * at, first, second);
+    chroma_q6(d, vu ? second : first, vu ? first : second, coeffs, rv, gu, gv, u6, bu);
+    yuv_q6_apply(d, luma_q6(d, y0, coeffs), rv, gu, gv, u6, bu, r0, g0, b0);
+    yuv_q6_apply(d, luma_q6(d, y1, coeffs), rv, gu, gv, u6, bu, r1, g1, b1);
+    rr = lerp_q6(r0, r1, w), gg = lerp_q6(g0, g1, w), bb = lerp_q6(b0, b1, w);
+  };
+  i = PairVectorsQ6(line, weight, wv, n, r, g, b);
+#endif
+  PairsQ6Tail(pixels, i, n, weight, wv, coeffs, r, g, b);
+}
+
+// SemiPlanarPairsQ6 from picked per-pixel bytes, each pixel with its own chroma (a downscale
+// by more than 2); exact to yuv_to_rgb_q6, resample_pairs_q6 and blend_q6 likewise.
 void YuvPairsQ6(const uint8_t* const* HWY_RESTRICT a, const uint8_t* const* HWY_RESTRICT b,
                 const int16_t* HWY_RESTRICT weight, int16_t wv, int64_t n, const FixedCoeffs& c,
                 int16_t* HWY_RESTRICT r, int16_t* HWY_RESTRICT g, int16_t* HWY_RESTRICT bl) {
   const FixedCoeffs coeffs = c;
+  const PickedPixels pixels{{a, b}};
   int64_t i = 0;
-#if HWY_TARGET != HWY_SCALAR  // one 16-bit lane has no byte pairs
+#if HWY_TARGET != HWY_SCALAR
   const D16 d;
-  const hn::RebindToUnsigned<D16> du;
-  const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
-  const auto low = hn::Set(du, 0xFF);
-  const auto vw = hn::Set(d, wv);
-  const auto words = [&](const uint8_t* p, int64_t at, hn::Vec<D16>& even, hn::Vec<D16>& odd) {
-    const auto w = hn::LoadU(du, reinterpret_cast<const uint16_t*>(p + 2 * at));
-    even = hn::BitCast(d, hn::And(w, low));
-    odd = hn::BitCast(d, hn::ShiftRight<8>(w));
-  };
-  // One line's outputs: both pixels decoded, blended along the row by w.
-  const auto line = [&](const uint8_t* const* yuv, int64_t at, hn::Vec<D16> w, hn::Vec<D16>& rr, hn::Vec<D16>& gg,
-                        hn::Vec<D16>& bb) {
+  const auto line = [&](int l, int64_t at, hn::Vec<D16> w, hn::Vec<D16>& rr, hn::Vec<D16>& gg, hn::Vec<D16>& bb) {
     hn::Vec<D16> y0, y1, u0, u1, v0, v1, rv, gu, gv, u6, bu, r0, g0, b0, r1, g1, b1;
-    words(yuv[0], at, y0, y1);
-    words(yuv[1], at, u0, u1);
-    words(yuv[2], at, v0, v1);
+    byte_pairs_q6(d, pixels.yuv[l][0] + 2 * at, y0, y1);
+    byte_pairs_q6(d, pixels.yuv[l][1] + 2 * at, u0, u1);
+    byte_pairs_q6(d, pixels.yuv[l][2] + 2 * at, v0, v1);
     chroma_q6(d, u0, v0, coeffs, rv, gu, gv, u6, bu);
     yuv_q6_apply(d, luma_q6(d, y0, coeffs), rv, gu, gv, u6, bu, r0, g0, b0);
     chroma_q6(d, u1, v1, coeffs, rv, gu, gv, u6, bu);
     yuv_q6_apply(d, luma_q6(d, y1, coeffs), rv, gu, gv, u6, bu, r1, g1, b1);
-    rr = hn::Add(r0, hn::MulHigh(hn::ShiftLeft<1>(hn::Sub(r1, r0)), w));
-    gg = hn::Add(g0, hn::MulHigh(hn::ShiftLeft<1>(hn::Sub(g1, g0)), w));
-    bb = hn::Add(b0, hn::MulHigh(hn::ShiftLeft<1>(hn::Sub(b1, b0)), w));
+    rr = lerp_q6(r0, r1, w), gg = lerp_q6(g0, g1, w), bb = lerp_q6(b0, b1, w);
   };
-  for (; i + lanes <= n; i += lanes) {
-    const auto w = hn::LoadU(d, weight + i);
-    hn::Vec<D16> ra, ga, ba, rb, gb, bb;
-    line(a, i, w, ra, ga, ba);
-    line(b, i, w, rb, gb, bb);
-    hn::StoreU(hn::Add(ra, hn::MulHigh(hn::ShiftLeft<1>(hn::Sub(rb, ra)), vw)), d, r + i);
-    hn::StoreU(hn::Add(ga, hn::MulHigh(hn::ShiftLeft<1>(hn::Sub(gb, ga)), vw)), d, g + i);
-    hn::StoreU(hn::Add(ba, hn::MulHigh(hn::ShiftLeft<1>(hn::Sub(bb, ba)), vw)), d, bl + i);
-  }
+  i = PairVectorsQ6(line, weight, wv, n, r, g, bl);
 #endif
-  for (; i < n; ++i) {
-    int16_t q[2][2][3];  // line, pixel, channel
-    const uint8_t* const* lines[2] = {a, b};
-    for (int l = 0; l < 2; ++l) {
-      for (int k = 0; k < 2; ++k) {
-        const int64_t px = 2 * i + k;
-        yuv_q6_scalar(lines[l][0][px], lines[l][1][px], lines[l][2][px], coeffs, &q[l][k][0], &q[l][k][1], &q[l][k][2]);
-      }
-    }
-    int16_t* const out[3] = {r + i, g + i, bl + i};
-    for (int j = 0; j < 3; ++j) {
-      int32_t h[2];
-      for (int l = 0; l < 2; ++l) h[l] = q[l][0][j] + (((q[l][1][j] - q[l][0][j]) * weight[i]) >> 15);
-      *out[j] = static_cast<int16_t>(h[0] + mulhigh_scalar((h[1] - h[0]) * 2, wv));
-    }
-  }
+  PairsQ6Tail(pixels, i, n, weight, wv, coeffs, r, g, bl);
 }
 
 // The Q6 values never leave registers: rounded, narrowed and interleaved where they are made.
