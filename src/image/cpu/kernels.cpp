@@ -491,15 +491,11 @@ void Packed422ToRgb(const uint8_t* HWY_RESTRICT p, int order, int64_t n, const C
   [[maybe_unused]] const int64_t lanes = static_cast<int64_t>(hn::Lanes(df));
   int64_t i = 0;
 #if HWY_TARGET != HWY_SCALAR
-  const hn::Rebind<uint16_t, DF> d16;
-  const hn::RebindToUnsigned<DF> du;
-  const hn::RebindToSigned<DF> di;
   const bool y_low = pos[0] == 0;
   const bool u_even = order != 2;
   for (; i + lanes <= n; i += lanes) {
-    const auto pairs = hn::PromoteTo(du, hn::LoadU(d16, reinterpret_cast<const uint16_t*>(p + 2 * i)));
-    const auto low = hn::ConvertTo(df, hn::BitCast(di, hn::And(pairs, hn::Set(du, 0xFFu))));
-    const auto high = hn::ConvertTo(df, hn::BitCast(di, hn::ShiftRight<8>(pairs)));
+    hn::Vec<DF> low, high;
+    byte_pairs(df, p + 2 * i, low, high);
     const auto chroma = y_low ? high : low;
     const auto even = hn::DupEven(chroma);
     const auto odd = hn::DupOdd(chroma);
@@ -820,8 +816,6 @@ inline void yuv_q6_scalar(int32_t y, int32_t u, int32_t v, const FixedCoeffs& c,
   *b = clamp_q6(yl + (u - 128) * 64 + mulhigh_scalar(uc, c.bu_minus_1));
 }
 
-// The sums stay within int16 for every matrix and range but a few extreme ones (B of full
-// range, where Y + 2.1 U reaches 35000): saturating adds clamp those as the final clamp would.
 // The chroma terms of one pixel's (or several pixels' shared) U and V, 16-bit lanes holding
 // the bytes: what yuv_q6_apply adds to each pixel's luma. (Five vectors, not a struct of them:
 // SVE vectors are sizeless.)
@@ -848,6 +842,9 @@ HWY_INLINE V luma_q6(D d, V y16, const FixedCoeffs& c) {
                  hn::Set(d, c.y_sub));
 }
 
+// Q6 R, G and B of a luma and its chroma terms, clamped. The sums stay within int16 for every
+// matrix and range but a few extreme ones (B of full range, where Y + 2.1 U reaches 35000):
+// saturating adds clamp those as the final clamp would.
 template <class D, class V>
 HWY_INLINE void yuv_q6_apply(D d, V yl, V rv, V gu, V gv, V u6, V bu, V& r, V& g, V& b) {
   const auto zero = hn::Zero(d);
@@ -887,6 +884,24 @@ void YuvToRgbQ6(const uint8_t* HWY_RESTRICT y, const uint8_t* HWY_RESTRICT u, co
 
 // yuv_to_rgb_q6 then accumulate_q6 of each channel, the decoded values kept in registers (an
 // area downscale sums every decoded source line into its output row).
+// The accumulate kernels' last step: Q6 R, G and B weighted by w (Q15), stored at r, g and b
+// (first) or added to what is there; vectors, and one pixel.
+HWY_INLINE void add_weighted_q6(D16 d, hn::Vec<D16> rr, hn::Vec<D16> gg, hn::Vec<D16> bb, hn::Vec<D16> vw, bool first,
+                                int16_t* HWY_RESTRICT r, int16_t* HWY_RESTRICT g, int16_t* HWY_RESTRICT b) {
+  rr = hn::MulFixedPoint15(rr, vw), gg = hn::MulFixedPoint15(gg, vw), bb = hn::MulFixedPoint15(bb, vw);
+  if (!first) rr = hn::Add(rr, hn::LoadU(d, r)), gg = hn::Add(gg, hn::LoadU(d, g)), bb = hn::Add(bb, hn::LoadU(d, b));
+  hn::StoreU(rr, d, r);
+  hn::StoreU(gg, d, g);
+  hn::StoreU(bb, d, b);
+}
+inline void add_weighted_q6(const int16_t* q, int16_t w, bool first, int16_t* r, int16_t* g, int16_t* b) {
+  int16_t* const out[3] = {r, g, b};
+  for (int j = 0; j < 3; ++j) {
+    const auto weighted = static_cast<int16_t>((q[j] * w + 16384) >> 15);
+    *out[j] = static_cast<int16_t>(first ? weighted : *out[j] + weighted);
+  }
+}
+
 void YuvToRgbQ6Accumulate(const uint8_t* HWY_RESTRICT y, const uint8_t* HWY_RESTRICT u, const uint8_t* HWY_RESTRICT v,
                           int64_t n, const FixedCoeffs& c, int16_t w, int16_t* HWY_RESTRICT r, int16_t* HWY_RESTRICT g,
                           int16_t* HWY_RESTRICT b, bool first) {
@@ -898,22 +913,12 @@ void YuvToRgbQ6Accumulate(const uint8_t* HWY_RESTRICT y, const uint8_t* HWY_REST
   for (; i + lanes <= n; i += lanes) {
     hn::Vec<D16> rr, gg, bb;
     yuv_q6_vector(d, y + i, u + i, v + i, coeffs, rr, gg, bb);
-    rr = hn::MulFixedPoint15(rr, vw), gg = hn::MulFixedPoint15(gg, vw), bb = hn::MulFixedPoint15(bb, vw);
-    if (!first)
-      rr = hn::Add(rr, hn::LoadU(d, r + i)), gg = hn::Add(gg, hn::LoadU(d, g + i)),
-      bb = hn::Add(bb, hn::LoadU(d, b + i));
-    hn::StoreU(rr, d, r + i);
-    hn::StoreU(gg, d, g + i);
-    hn::StoreU(bb, d, b + i);
+    add_weighted_q6(d, rr, gg, bb, vw, first, r + i, g + i, b + i);
   }
   for (; i < n; ++i) {
     int16_t q[3];
     yuv_q6_scalar(y[i], u[i], v[i], coeffs, q, q + 1, q + 2);
-    int16_t* const out[3] = {r + i, g + i, b + i};
-    for (int j = 0; j < 3; ++j) {
-      const auto weighted = static_cast<int16_t>((q[j] * w + 16384) >> 15);
-      *out[j] = static_cast<int16_t>(first ? weighted : *out[j] + weighted);
-    }
+    add_weighted_q6(q, w, first, r + i, g + i, b + i);
   }
 }
 
@@ -942,24 +947,14 @@ void Packed422ToRgbQ6Accumulate(const uint8_t* HWY_RESTRICT row, const int* pos,
     chroma_q6(d, both(hn::And(hn::ShiftRightSame(m, us), low)), both(hn::And(hn::ShiftRightSame(m, vs), low)), coeffs,
               rv, gu, gv, u6, bu);
     yuv_q6_apply(d, luma_q6(d, y16, coeffs), rv, gu, gv, u6, bu, rr, gg, bb);
-    rr = hn::MulFixedPoint15(rr, vw), gg = hn::MulFixedPoint15(gg, vw), bb = hn::MulFixedPoint15(bb, vw);
-    if (!first)
-      rr = hn::Add(rr, hn::LoadU(d, r + i)), gg = hn::Add(gg, hn::LoadU(d, g + i)),
-      bb = hn::Add(bb, hn::LoadU(d, b + i));
-    hn::StoreU(rr, d, r + i);
-    hn::StoreU(gg, d, g + i);
-    hn::StoreU(bb, d, b + i);
+    add_weighted_q6(d, rr, gg, bb, vw, first, r + i, g + i, b + i);
   }
 #endif
   for (; i < n; ++i) {
     const uint8_t* macro = row + 4 * (i >> 1);
     int16_t q[3];
     yuv_q6_scalar(macro[pos[(i & 1) ? 2 : 0]], macro[pos[1]], macro[pos[3]], coeffs, q, q + 1, q + 2);
-    int16_t* const out[3] = {r + i, g + i, b + i};
-    for (int j = 0; j < 3; ++j) {
-      const auto weighted = static_cast<int16_t>((q[j] * w + 16384) >> 15);
-      *out[j] = static_cast<int16_t>(first ? weighted : *out[j] + weighted);
-    }
+    add_weighted_q6(q, w, first, r + i, g + i, b + i);
   }
 }
 
