@@ -260,7 +260,7 @@ void CpuConverter::prepare(const ImageRef& src, const ImageRef& dst, const Rect&
     grow(s.cache, 2 * 4 * content_w);
     grow(s.rows, 3 * 4 * dst_w);
     grow(s.scratch, std::max(dst_w, 4 * content_w));
-    // Two lines' picked pixel pairs (q6_picked_pairs_row) at most: 2 x 3 bytes x 2 pixels.
+    // Two lines' picked pixel pairs (picked_line_pair) at most: 2 x 3 bytes x 2 pixels.
     grow(s.staging, std::max(3 * positions + 2, 12 * content_w));
     s.tags = {-1, -1};
     if (q6_) {
@@ -532,22 +532,32 @@ const int16_t* CpuConverter::q6_pairs_row(Scratch& s, int64_t r) {
 // for a source without YUV bytes.
 const int16_t* CpuConverter::q6_picked_pairs_row(Scratch& s, int64_t r) {
   const Geometry& g = plan_->geometry;
-  const Plan& p = *plan_;
   const int64_t cw = g.content.width;
-  const int64_t n = static_cast<int64_t>(p.q6_positions.size());  // 2 cw
-  const int64_t l0 = g.crop.y + g.vertical.index[r];
-  const int16_t w = p.q6_vertical[r];
-  const YuvBytes a = read_row_yuv_bytes(*src_, g.crop.x, l0, p.q6_positions.data(), n, s.staging.data(), p.q6_sample);
-  if (a.y == nullptr) return nullptr;
-  const YuvBytes b = w != 0 ? read_row_yuv_bytes(*src_, g.crop.x, l0 + 1, p.q6_positions.data(), n,
-                                                 s.staging.data() + 3 * n, p.q6_sample)
-                            : a;
-  const uint8_t* const la[3] = {a.y, a.u, a.v};
-  const uint8_t* const lb[3] = {b.y, b.u, b.v};
+  const int16_t w = plan_->q6_vertical[r];
+  const uint8_t* a[3];
+  const uint8_t* b[3];
+  if (!picked_line_pair(s, g.vertical.index[r], w != 0, plan_->q6_sample, a, b)) return nullptr;
   int16_t* out = s.q6_row.data();
-  kernels::yuv_pairs_q6(la, lb, p.q6_weight.data(), w, cw, fixed_, out, out + cw, out + 2 * cw);
+  kernels::yuv_pairs_q6(a, b, plan_->q6_weight.data(), w, cw, fixed_, out, out + cw, out + 2 * cw);
   if (fill_alpha_) std::fill(out + 3 * cw, out + 4 * cw, int16_t{255 * 64});
   return out;
+}
+
+// The picked pixel pairs (q6_positions) of source line `line` and, if `both`, of the next one
+// (else `b` is `a`): per-pixel Y, U and V rows in the staging area, by `plan` (built from
+// q6_positions); false for a source without YUV bytes.
+bool CpuConverter::picked_line_pair(Scratch& s, int64_t line, bool both, const SamplePlan& plan, const uint8_t* a[3],
+                                    const uint8_t* b[3]) {
+  const Geometry& g = plan_->geometry;
+  const int32_t* at = plan_->q6_positions.data();
+  const int64_t n = static_cast<int64_t>(plan_->q6_positions.size());
+  const YuvBytes first = read_row_yuv_bytes(*src_, g.crop.x, g.crop.y + line, at, n, s.staging.data(), plan);
+  if (first.y == nullptr) return false;
+  const YuvBytes second =
+      both ? read_row_yuv_bytes(*src_, g.crop.x, g.crop.y + line + 1, at, n, s.staging.data() + 3 * n, plan) : first;
+  a[0] = first.y, a[1] = first.u, a[2] = first.v;
+  b[0] = second.y, b[1] = second.u, b[2] = second.v;
+  return true;
 }
 
 // An area downscale's content row `r`: its source lines decoded in full, summed with their
@@ -712,22 +722,14 @@ void CpuConverter::blend_then_resample(Scratch& s, int64_t line, float w, const 
                                  coeffs_, out.channel(0), out.channel(1), out.channel(2));
       return;
     }
-    if (channels_ == 3) {
-      // A downscale by more than 2 of a YUV source: the picked pixel pairs of both lines decoded
-      // and blended both ways in one pass, as the integer path's q6_picked_pairs_row.
-      const int32_t* at = plan_->q6_positions.data();
-      const YuvBytes ya =
-          read_row_yuv_bytes(*src_, g.crop.x, g.crop.y + line, at, n, s.staging.data(), plan_->pair_sample);
-      if (ya.y != nullptr) {
-        const YuvBytes yb = w != 0.0f ? read_row_yuv_bytes(*src_, g.crop.x, g.crop.y + line + 1, at, n,
-                                                           s.staging.data() + 3 * n, plan_->pair_sample)
-                                      : ya;
-        const uint8_t* const la[3] = {ya.y, ya.u, ya.v};
-        const uint8_t* const lb[3] = {yb.y, yb.u, yb.v};
-        kernels::yuv_pairs(la, lb, g.horizontal.weight.data(), w, g.content.width, coeffs_, out.channel(0),
-                           out.channel(1), out.channel(2));
-        return;
-      }
+    // A downscale by more than 2 of a YUV source: the picked pixel pairs of both lines decoded
+    // and blended both ways in one pass, as the integer path's q6_picked_pairs_row.
+    const uint8_t* la[3];
+    const uint8_t* lb[3];
+    if (channels_ == 3 && picked_line_pair(s, line, w != 0.0f, plan_->pair_sample, la, lb)) {
+      kernels::yuv_pairs(la, lb, g.horizontal.weight.data(), w, g.content.width, coeffs_, out.channel(0),
+                         out.channel(1), out.channel(2));
+      return;
     }
     const auto read = [&](int64_t at, const RgbaRows& into) {
       read_row_sampled(*src_, g.crop.x, at, plan_->q6_positions.data(), n, coeffs_, alpha_, into, s.staging.data(),

@@ -91,6 +91,8 @@ class CpuConverter {
   const int16_t* q6_area_row(Scratch& s, int64_t r);
   const int16_t* q6_pairs_row(Scratch& s, int64_t r);
   const int16_t* q6_picked_pairs_row(Scratch& s, int64_t r);
+  bool picked_line_pair(Scratch& s, int64_t line, bool both, const SamplePlan& plan, const uint8_t* a[3],
+                        const uint8_t* b[3]);
   void resample_q6(int16_t* in, int64_t n, int16_t* out) const;
   void compose_row(Scratch& s, int64_t y, const RgbaRows& row);
   bool write_direct(Scratch& s, int64_t y, const RgbaRows& row);
