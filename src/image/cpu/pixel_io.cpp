@@ -94,6 +94,10 @@ bool semi_planar_subsampled(PixelFormat format) {
   return format == PixelFormat::Nv12 || format == PixelFormat::Nv21 || format == PixelFormat::Nv16;
 }
 
+bool packed_422(PixelFormat format) {
+  return format == PixelFormat::Yuyv || format == PixelFormat::Uyvy || format == PixelFormat::Vyuy;
+}
+
 void read_row(const ImageRef& src, int64_t x, int64_t y, int64_t n, const ColorCoeffs& coeffs, bool alpha,
               const RgbaRows& out, uint8_t* staging) {
   const auto& p = src.planes;
@@ -295,7 +299,7 @@ void SamplePlan::build(PixelFormat source, const int32_t* index, int64_t n) {
   format = source;
   chunks = 0;
   words.chunks = 0;
-  const bool packed = source == PixelFormat::Yuyv || source == PixelFormat::Uyvy || source == PixelFormat::Vyuy;
+  const bool packed = packed_422(source);
   const bool semi = semi_planar_subsampled(source);
   if (!packed && !semi) return;
   const auto pos = offsets_of(source);
@@ -356,7 +360,7 @@ PlanRows plan_rows(const ImageRef& src, int64_t x, int64_t y) {
   const auto& p = src.planes;
   const auto* luma = reinterpret_cast<const uint8_t*>(p[0].base + y * p[0].row + x * p[0].pixel);
   PlanRows r{{luma, luma}, {src.width - x, src.width - x}};
-  if (src.format == PixelFormat::Yuyv || src.format == PixelFormat::Uyvy || src.format == PixelFormat::Vyuy) {
+  if (packed_422(src.format)) {
     r.limits[0] = r.limits[1] = 2 * (src.width - x);
   } else {
     const int64_t cy = src.format == PixelFormat::Nv16 ? y : y >> 1;
@@ -540,18 +544,17 @@ YuvBytes read_row_yuv_bytes(const ImageRef& src, int64_t x, int64_t y, const int
         }
       }
       if (semi_planar_subsampled(src.format)) {
-        const uint8_t* luma = row_ptr(0, x, y);
-        const uint8_t* chroma = row_ptr(1, x >> 1, src.format == PixelFormat::Nv16 ? y : y >> 1);
-        const int uo = pos[0], vo = pos[1];
+        const SemiPlanarLine line = semi_planar_line(src, x, y);
         if (index == nullptr) {
           // Every pixel (area downscales): Y in place, the chroma pairs split in vectors.
-          luma_bytes = luma;
-          kernels::split_chroma_pairs(chroma, vo < uo, n, us, vs);
+          luma_bytes = line.y;
+          kernels::split_chroma_pairs(line.uv, line.vu, n, us, vs);
           break;
         }
+        const int uo = line.vu ? 1 : 0, vo = 1 - uo;
         gather_yuv(index, done, n, ys, us, vs, [&](int64_t px, uint8_t* yy, uint8_t* uu, uint8_t* vv) {
-          const uint8_t* pair = chroma + (px & ~int64_t{1});
-          *yy = luma[px], *uu = pair[uo], *vv = pair[vo];
+          const uint8_t* pair = line.uv + (px & ~int64_t{1});
+          *yy = line.y[px], *uu = pair[uo], *vv = pair[vo];
         });
       } else {
         const uint8_t* row = row_ptr(0, x, y);
@@ -600,7 +603,7 @@ SemiPlanarLine semi_planar_line(const ImageRef& src, int64_t x, int64_t y) {
 }
 
 Packed422Line packed_422_line(const ImageRef& src, int64_t x, int64_t y) {
-  if (src.format != PixelFormat::Yuyv && src.format != PixelFormat::Uyvy && src.format != PixelFormat::Vyuy) return {};
+  if (!packed_422(src.format)) return {};
   const PlaneRef& p = src.planes[0];
   return {reinterpret_cast<const uint8_t*>(p.base + y * p.row + x * p.pixel), offsets_of(src.format)};
 }

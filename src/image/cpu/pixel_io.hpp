@@ -30,6 +30,8 @@ void read_row(const ImageRef& src, int64_t x, int64_t y, int64_t n, const ColorC
 /// whole lines — `read_row`, and `read_row_q6` without an index — are read in vectors (Y in
 /// place, the chroma pairs split), faster than picking every column of a line.
 bool semi_planar_subsampled(PixelFormat format);
+/// YUYV, UYVY and VYUY: one plane of 4-byte macropixels, two pixels sharing U and V.
+bool packed_422(PixelFormat format);
 
 /// Whether `read_row_sampled` serves this source (its format and strides).
 bool sampled_rows_supported(const ImageRef& src);
