@@ -1,6 +1,7 @@
 // ImageProcessor under concurrency (run under TSan by scripts/test.sh): pools of worker
 // threads in several processors at once, one processor shared by several callers, and the pool
 // itself handing out runs back to back (workers still polling) and spaced out (workers blocked).
+#include <array>
 #include <chrono>
 #include <memhal/image_processor.hpp>
 #include <random>
@@ -43,17 +44,24 @@ TEST(ThreadPoolStress, BackToBackAndSpacedRunsRunEveryTaskOnce) {
   struct Run {
     std::vector<int> hits;        // plain ints: TSan checks the pool orders them
     std::vector<unsigned> owner;  // which worker ran each task
-  } run;
+  };
+  // Two contexts in turn, each run a different task count: a worker that woke for one run and
+  // ran a task of the next would count it in the wrong context, or past its end.
+  std::array<Run, 2> runs;
   const auto task = [](void* context, unsigned worker, int t) {
     auto* r = static_cast<Run*>(context);
-    ++r->hits[static_cast<std::size_t>(t)];
-    r->owner[static_cast<std::size_t>(t)] = worker;
+    ++r->hits.at(static_cast<std::size_t>(t));
+    r->owner.at(static_cast<std::size_t>(t)) = worker;
   };
-  for (int i = 0; i < 400; ++i) {
+  for (int i = 0; i < 1000; ++i) {
+    Run& run = runs[static_cast<std::size_t>(i % 2)];
     const int tasks = 1 + i % 17;
     run.hits.assign(static_cast<std::size_t>(tasks), 0);
     run.owner.assign(static_cast<std::size_t>(tasks), 0);
-    if (i % 50 == 49) std::this_thread::sleep_for(std::chrono::milliseconds(2));  // past the poll: workers block
+    // Past the poll the workers block, and the caller may finish every task before one wakes:
+    // that worker must then run no task of a later run twice or with this run's context.
+    if (i % 50 == 49) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    if (i % 7 == 3) std::this_thread::sleep_for(std::chrono::microseconds(300));
     pool->run(tasks, task, &run);
     for (int t = 0; t < tasks; ++t) {
       ASSERT_EQ(run.hits[static_cast<std::size_t>(t)], 1) << "run " << i << " task " << t;

@@ -32,8 +32,24 @@ ThreadPool::~ThreadPool() {
   for (auto& thread : workers_) thread.join();
 }
 
-void ThreadPool::drain(unsigned worker) {
-  for (int task = next_.fetch_add(1); task < tasks_; task = next_.fetch_add(1)) fn_(context_, worker, task);
+bool ThreadPool::drain(unsigned worker, const Run& run) {
+  bool ran = false;
+  uint64_t ticket = ticket_.load(std::memory_order_acquire);
+  for (;;) {
+    // A ticket of another run (a worker that woke after its run ended) or one past the last
+    // task: nothing left here. Claimed by CAS, not fetch_add, so that a late worker never
+    // moves the next run's counter.
+    const auto task = static_cast<int>(ticket & 0xffffffffu);
+    if (static_cast<uint32_t>(ticket >> 32) != run.id || task >= run.tasks) return ran;
+    if (!ticket_.compare_exchange_weak(ticket, ticket + 1, std::memory_order_acq_rel)) continue;
+    run.fn(run.context, worker, task);
+    ran = true;
+    if (remaining_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+      std::lock_guard lock(mutex_);  // so that `run` cannot miss the notification
+      done_.notify_one();
+    }
+    ticket = ticket_.load(std::memory_order_acquire);
+  }
 }
 
 namespace {
@@ -60,21 +76,20 @@ bool poll(Ready&& ready) {
 }  // namespace
 
 void ThreadPool::worker_loop(unsigned worker) {
-  uint64_t seen = 0;
+  Run run;
+  bool poll_next = true;
   for (;;) {
-    poll([&] { return generation_.load(std::memory_order_acquire) != seen; });
+    if (poll_next) poll([&] { return current_.load(std::memory_order_acquire) != run.id; });
     {
       // Also when the poll saw the new run: the lock orders the run's fields before their use.
       std::unique_lock lock(mutex_);
-      wake_.wait(lock, [&] { return stop_ || generation_.load(std::memory_order_relaxed) != seen; });
+      wake_.wait(lock, [&] { return stop_ || run_.id != run.id; });
       if (stop_) return;
-      seen = generation_.load(std::memory_order_relaxed);
+      run = run_;
     }
-    drain(worker);
-    if (busy_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
-      std::lock_guard lock(mutex_);  // so that `run` cannot miss the notification
-      done_.notify_one();
-    }
+    // A worker that came too late for any task was blocked, and the frames are further apart
+    // than the poll: it blocks again at once rather than spin beside the caller's next work.
+    poll_next = drain(worker, run);
   }
 }
 
@@ -84,20 +99,20 @@ void ThreadPool::run(int tasks, TaskFn fn, void* context) {
     for (int task = 0; task < tasks; ++task) fn(context, 0, task);
     return;
   }
+  Run run;
   {
     std::lock_guard lock(mutex_);
-    fn_ = fn;
-    context_ = context;
-    tasks_ = tasks;
-    next_.store(0);
-    busy_.store(static_cast<unsigned>(workers_.size()), std::memory_order_relaxed);
-    generation_.fetch_add(1, std::memory_order_release);
+    run = Run{run_.id + 1, fn, context, tasks};
+    run_ = run;
+    remaining_.store(tasks, std::memory_order_relaxed);
+    ticket_.store(uint64_t{run.id} << 32, std::memory_order_relaxed);
+    current_.store(run.id, std::memory_order_release);
   }
   wake_.notify_all();
-  drain(0);
-  if (poll([&] { return busy_.load(std::memory_order_acquire) == 0; })) return;
+  drain(0, run);
+  if (poll([&] { return remaining_.load(std::memory_order_acquire) == 0; })) return;
   std::unique_lock lock(mutex_);
-  done_.wait(lock, [&] { return busy_.load(std::memory_order_acquire) == 0; });
+  done_.wait(lock, [&] { return remaining_.load(std::memory_order_acquire) == 0; });
 }
 
 }  // namespace memhal::detail

@@ -28,25 +28,33 @@ class ThreadPool {
   unsigned size() const noexcept { return static_cast<unsigned>(workers_.size()) + 1; }
 
   /// Calls `fn(context, worker, task)` for every task in [0, tasks), worker < size(); blocks
-  /// until every call returned. Not reentrant: one `run` at a time.
+  /// until every call returned, not until every worker has woken: a worker that comes late
+  /// finds no task left and the caller does not wait for it. Not reentrant: one `run` at a time.
   void run(int tasks, TaskFn fn, void* context);
 
  private:
+  // What one run asks for, as a worker copies it under the lock.
+  struct Run {
+    uint32_t id = 0;
+    TaskFn fn = nullptr;
+    void* context = nullptr;
+    int tasks = 0;
+  };
+
   ThreadPool() = default;
   void worker_loop(unsigned worker);
-  void drain(unsigned worker);
+  // Runs tasks of `run` until none is left; whether it ran any.
+  bool drain(unsigned worker, const Run& run);
 
   std::vector<std::thread> workers_;
   std::mutex mutex_;
   std::condition_variable wake_;
   std::condition_variable done_;
-  std::atomic<uint64_t> generation_{0};
   bool stop_ = false;
-  std::atomic<unsigned> busy_{0};
-  TaskFn fn_ = nullptr;
-  void* context_ = nullptr;
-  int tasks_ = 0;
-  std::atomic<int> next_{0};
+  Run run_;                           // under mutex_
+  std::atomic<uint32_t> current_{0};  // run_.id, for the workers' poll
+  std::atomic<uint64_t> ticket_{0};   // run id << 32 | next task: a task is claimed by a CAS
+  std::atomic<int> remaining_{0};     // tasks of the current run not yet returned
 };
 
 }  // namespace memhal::detail
