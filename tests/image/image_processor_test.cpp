@@ -496,6 +496,29 @@ TEST(ImageProcessor, BilinearDownscalesByTwoOrMoreMatchTheReferenceOnEveryInstru
   }
 }
 
+// A plan is kept per geometry, not per source format: its picks must follow the source's
+// format from one call to the next, on the integer and the float path alike (they share them).
+TEST(ImageProcessor, SourcesOfOtherFormatsThroughOnePlanMatchTheReference) {
+  std::mt19937 rng(59);
+  auto proc = processor(1);
+  for (const auto& [w, h] : {std::pair<int64_t, int64_t>{384, 216}, {128, 72}}) {  // picked pairs; 2:1 lines
+    for (int round = 0; round < 2; ++round) {
+      for (PixelFormat from : {PixelFormat::Nv12, PixelFormat::Yuyv, PixelFormat::I420, PixelFormat::Uyvy}) {
+        ASSERT_OK_AND_ASSIGN(Tensor src, Tensor::image(w, h, from, MemoryKind::Mem));
+        fill_random(src, rng);
+        for (DType dtype : {DType::F32, DType::U8}) {
+          ASSERT_OK_AND_ASSIGN(Tensor dst, Tensor::image(64, 64, PixelFormat::PlanarRgb, MemoryKind::Mem, dtype));
+          ConvertOptions o;
+          o.resize = ResizeMode::Letterbox;
+          ASSERT_OK(proc.convert(src, dst, o));
+          EXPECT_EQ(report(reference::compare(src, dst, o)), "")
+              << to_string(from) << " " << w << "x" << h << " -> " << to_string(dtype) << ", round " << round;
+        }
+      }
+    }
+  }
+}
+
 // 8-bit outputs decode and resample in 16-bit fixed point (Q6); on every compiled instruction
 // set, random geometries (odd sizes, crops, flips, rotations, letterbox bars, nearest,
 // bilinear and area at every kind of step, area downscales by non-integer ratios, box sums

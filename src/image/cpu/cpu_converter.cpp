@@ -158,7 +158,12 @@ void CpuConverter::Plan::build_q6() {
     q6_taps(g.vertical, &q6_vertical);
   }
   q6_sample_stale = true;
-  pair_sample_stale = true;
+}
+
+void CpuConverter::Plan::pick_q6_positions(PixelFormat format) {
+  if (!q6_sample_stale && q6_sample.format == format) return;
+  q6_sample.build(format, q6_positions.data(), static_cast<int64_t>(q6_positions.size()));
+  q6_sample_stale = false;
 }
 
 void CpuConverter::prepare(const ImageRef& src, const ImageRef& dst, const Rect& crop, const ConvertOptions& options) {
@@ -223,10 +228,7 @@ void CpuConverter::prepare(const ImageRef& src, const ImageRef& dst, const Rect&
   // Float rows of a downscale by 2 or more decode only the two pixels each output blends (as
   // the integer path does), not whole source lines.
   pairs_ = plan_->q6_pairs && !plan_->cache_lines && plan_->geometry.vertical.two_tap && sampled_rows_supported(src);
-  if (pairs_ && (plan_->pair_sample_stale || plan_->pair_sample.format != src.format)) {
-    plan_->pair_sample.build(src.format, plan_->q6_positions.data(), static_cast<int64_t>(plan_->q6_positions.size()));
-    plan_->pair_sample_stale = false;
-  }
+  if (pairs_) plan_->pick_q6_positions(src.format);
   // 8-bit outputs decode and resample in 16-bit fixed point (Q6), never through float.
   q6_ = !plan_->q6_vertical.empty() && (dst.dtype == DType::U8 || dst.dtype == DType::I8) && q6_writable(dst) &&
         q6_readable(src);
@@ -245,10 +247,7 @@ void CpuConverter::prepare(const ImageRef& src, const ImageRef& dst, const Rect&
     q6_pixels_ = info.yuv && plan_->q6_direct && !plan_->cache_lines && plan_->geometry.vertical.two_tap &&
                  dst.plane_count == 1 && (params_.channels == 3 || params_.channels == 4) &&
                  dst.format != PixelFormat::Grey;
-    if (!plan_->q6_positions.empty() && (plan_->q6_sample_stale || plan_->q6_sample.format != src.format)) {
-      plan_->q6_sample.build(src.format, plan_->q6_positions.data(), static_cast<int64_t>(plan_->q6_positions.size()));
-      plan_->q6_sample_stale = false;
-    }
+    if (!plan_->q6_positions.empty()) plan_->pick_q6_positions(src.format);
   }
 
   const auto positions = static_cast<std::size_t>(plan_->geometry.positions);
@@ -726,14 +725,14 @@ void CpuConverter::blend_then_resample(Scratch& s, int64_t line, float w, const 
     // and blended both ways in one pass, as the integer path's q6_picked_pairs_row.
     const uint8_t* la[3];
     const uint8_t* lb[3];
-    if (channels_ == 3 && picked_line_pair(s, line, w != 0.0f, plan_->pair_sample, la, lb)) {
+    if (channels_ == 3 && picked_line_pair(s, line, w != 0.0f, plan_->q6_sample, la, lb)) {
       kernels::yuv_pairs(la, lb, g.horizontal.weight.data(), w, g.content.width, coeffs_, out.channel(0),
                          out.channel(1), out.channel(2));
       return;
     }
     const auto read = [&](int64_t at, const RgbaRows& into) {
       read_row_sampled(*src_, g.crop.x, at, plan_->q6_positions.data(), n, coeffs_, alpha_, into, s.staging.data(),
-                       plan_->pair_sample);
+                       plan_->q6_sample);
     };
     read(g.crop.y + line, a);
     if (w != 0.0f) {

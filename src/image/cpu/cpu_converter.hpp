@@ -73,11 +73,10 @@ class CpuConverter {
     std::vector<int16_t> q6_window;    // and 8 weights per output (empty: taps spread wider)
     std::vector<float> window;         // the float path's windows, as q6_window
     std::vector<int16_t> q6_vertical;  // vertical weights in Q15 (per tap for an area)
-    SamplePlan q6_sample;
+    SamplePlan q6_sample;              // the picks of q6_positions, for the integer and the float path
     bool q6_sample_stale = true;
-    SamplePlan pair_sample;  // the float path's picks of q6_positions when q6_pairs
-    bool pair_sample_stale = true;
     void build_q6();
+    void pick_q6_positions(PixelFormat format);
   };
   static constexpr std::size_t kPlans = 8;
 
