@@ -527,7 +527,7 @@ std::vector<Row> rows() {
   const Source nv12_4k{PixelFormat::Nv12, 3840, 2160}, yuyv_4k{PixelFormat::Yuyv, 3840, 2160};
   // 720p -> 640 is a true two-tap bilinear downscale (2:1, samples between source pixels), where
   // 1080p's 3:1 lands on source pixels.
-  const Source nv12_720p{PixelFormat::Nv12, 1280, 720};
+  const Source nv12_720p{PixelFormat::Nv12, 1280, 720}, yuyv_720p{PixelFormat::Yuyv, 1280, 720};
   return {
       {{nv12, Out::RgbU8}, true, false},
       {{nv12, Out::F32}, true, true},
@@ -537,6 +537,8 @@ std::vector<Row> rows() {
       {{yuyv, Out::F32}, true, false},
       {{nv12_720p, Out::RgbU8}, true, false},
       {{nv12_720p, Out::F32}, true, false},
+      {{yuyv_720p, Out::RgbU8}, true, false},  // what USB webcams send
+      {{yuyv_720p, Out::F32}, true, false},
       {{nv12_4k, Out::RgbU8}, true, false},
       {{nv12_4k, Out::F32}, true, false},
       {{yuyv_4k, Out::RgbU8}, true, false},

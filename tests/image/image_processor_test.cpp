@@ -469,6 +469,9 @@ TEST(ImageProcessor, BilinearDownscalesByTwoOrMoreMatchTheReferenceOnEveryInstru
                           {PixelFormat::Nv12, 128, 72, 64, 64},
                           {PixelFormat::Nv21, 96, 48, 48, 24},
                           {PixelFormat::Nv16, 80, 40, 40, 20},
+                          {PixelFormat::Yuyv, 128, 72, 64, 64},  // packed lines, straight from macropixels
+                          {PixelFormat::Uyvy, 96, 48, 48, 24},
+                          {PixelFormat::Vyuy, 100, 30, 50, 15},
                           {PixelFormat::Rgba, 200, 90, 47, 30}};  // an RGB source
   if (targets.all.empty()) GTEST_SKIP() << kNoTarget;
   for (int64_t target : targets.all) {
@@ -928,6 +931,57 @@ TEST(ImageProcessor, PickedPairsInOnePassAreExactOnEveryInstructionSet) {
         std::vector<int16_t> thrice(static_cast<std::size_t>(3 * n + 1), -7);
         detail::kernels::blend_q6(lines[0].data(), lines[1].data(), wv, thrice.data(), 3 * n);
         ASSERT_EQ(fused, thrice) << hwy::TargetName(target) << ": " << n << " outputs, line weight " << wv;
+      }
+    }
+  }
+}
+
+// Packed 4:2:2 lines at 2:1 (YUYV webcams at 720p) go straight from their macropixels: to the
+// bit what the picked-pairs kernels give from the split Y, U and V bytes, integer and float,
+// for each byte order, on every instruction set.
+TEST(ImageProcessor, PackedPairsInOnePassAreThePickedPairsOfTheSplitBytesOnEveryInstructionSet) {
+  ForcedTargets targets;
+  if (targets.all.empty()) GTEST_SKIP() << kNoTarget;
+  const detail::ColorCoeffs coeffs = detail::color_coeffs(ColorMatrix::Bt601, ColorRange::Limited);
+  const detail::kernels::FixedCoeffs fixed = detail::kernels::fixed_coeffs(coeffs);
+  const std::pair<const char*, std::array<int, 4>> orders[] = {
+      {"YUYV", {0, 1, 2, 3}}, {"UYVY", {1, 0, 3, 2}}, {"VYUY", {1, 2, 3, 0}}};
+  for (int64_t target : targets.all) {
+    hwy::SetSupportedTargetsForTest(target);
+    std::mt19937 rng(67);
+    for (int64_t n = 0; n <= 70; n += (n < 34 ? 1 : 9)) {
+      const std::vector<uint8_t> packed[2] = {random_bytes(rng, 4 * n), random_bytes(rng, 4 * n)};
+      std::vector<int16_t> weight(static_cast<std::size_t>(n));
+      std::vector<float> weight_f(static_cast<std::size_t>(n));
+      for (int64_t i = 0; i < n; ++i) {
+        weight[static_cast<std::size_t>(i)] = rng() % 4 == 0 ? 16384 : static_cast<int16_t>(rng() % 32768);
+        weight_f[static_cast<std::size_t>(i)] = weight[static_cast<std::size_t>(i)] / 32768.0f;
+      }
+      for (const auto& [name, pos] : orders) {
+        std::vector<uint8_t> split(static_cast<std::size_t>(12 * n));  // two lines, Y, U, V of 2n pixels
+        const auto row = [&](int l, int plane) { return split.data() + (3 * l + plane) * 2 * n; };
+        for (int l = 0; l < 2; ++l) {
+          detail::kernels::split_packed_422(packed[l].data(), pos.data(), 2 * n, row(l, 0), row(l, 1), row(l, 2));
+        }
+        const uint8_t* const a[3] = {row(0, 0), row(0, 1), row(0, 2)};
+        const uint8_t* const b[3] = {row(1, 0), row(1, 1), row(1, 2)};
+        for (int16_t wv : {int16_t{0}, int16_t{16384}, static_cast<int16_t>(rng() % 32768)}) {
+          std::vector<int16_t> fused(static_cast<std::size_t>(3 * n + 1), -7), picked = fused;
+          detail::kernels::packed_422_pairs_q6(packed[0].data(), packed[1].data(), pos.data(), weight.data(), wv, n,
+                                               fixed, fused.data(), fused.data() + n, fused.data() + 2 * n);
+          detail::kernels::yuv_pairs_q6(a, b, weight.data(), wv, n, fixed, picked.data(), picked.data() + n,
+                                        picked.data() + 2 * n);
+          ASSERT_EQ(fused, picked) << hwy::TargetName(target) << ": " << name << ", " << n << " outputs, line weight "
+                                   << wv;
+          const float wf = wv / 32768.0f;
+          std::vector<float> fused_f(static_cast<std::size_t>(3 * n + 1), -7.0f), picked_f = fused_f;
+          detail::kernels::packed_422_pairs(packed[0].data(), packed[1].data(), pos.data(), weight_f.data(), wf, n,
+                                            coeffs, fused_f.data(), fused_f.data() + n, fused_f.data() + 2 * n);
+          detail::kernels::yuv_pairs(a, b, weight_f.data(), wf, n, coeffs, picked_f.data(), picked_f.data() + n,
+                                     picked_f.data() + 2 * n);
+          ASSERT_EQ(fused_f, picked_f) << hwy::TargetName(target) << ": " << name << ", " << n
+                                       << " outputs (float), line weight " << wf;
+        }
       }
     }
   }

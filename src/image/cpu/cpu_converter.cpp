@@ -413,7 +413,7 @@ void CpuConverter::process_q6(Scratch& s, int64_t y0, int64_t y1) {
     } else {
       prefetch_next(r);
       // Downscales by 2 or more of YUV sources: a row in one pass where one serves.
-      if (plan_->q6_every_column && semi_planar_subsampled(src_->format)) {
+      if (plan_->q6_every_column && (semi_planar_subsampled(src_->format) || packed_422(src_->format))) {
         rows = q6_pairs_row(s, r);
       } else if (plan_->q6_pairs && !plan_->cache_lines && channels_ == 3) {
         rows = q6_picked_pairs_row(s, r);  // null for a source without YUV bytes
@@ -507,20 +507,27 @@ const int16_t* CpuConverter::q6_line(Scratch& s, int64_t line, int64_t keep) {
   return out;
 }
 
-// A 2:1 downscale's content row `r` of a semi-planar source with halved chroma: its two source
-// lines decoded, blended along the row and then together in one pass (semi_planar_pairs_q6),
-// where q6_line and blend_q6 make three passes through Q6 rows in memory and split the chroma
-// pairs first.
+// A 2:1 downscale's content row `r` of a semi-planar source with halved chroma or a packed
+// 4:2:2 one: its two source lines decoded, blended along the row and then together in one pass
+// (semi_planar_pairs_q6, packed_422_pairs_q6), where q6_line and blend_q6 make three passes
+// through Q6 rows in memory and split the chroma pairs first, and the picked path (which packed
+// lines took before) picks every pixel's bytes.
 const int16_t* CpuConverter::q6_pairs_row(Scratch& s, int64_t r) {
   const Geometry& g = plan_->geometry;
   const int64_t cw = g.content.width;
   const int64_t l0 = g.crop.y + g.vertical.index[r];
   const int16_t w = plan_->q6_vertical[r];
-  const SemiPlanarLine a = semi_planar_line(*src_, g.crop.x, l0);
-  const SemiPlanarLine b = w != 0 ? semi_planar_line(*src_, g.crop.x, l0 + 1) : a;
   int16_t* out = s.q6_row.data();
-  kernels::semi_planar_pairs_q6(a.y, a.uv, b.y, b.uv, a.vu, plan_->q6_weight.data(), w, cw, fixed_, out, out + cw,
-                                out + 2 * cw);
+  if (const Packed422Line a = packed_422_line(*src_, g.crop.x, l0); a.row != nullptr) {
+    const Packed422Line b = w != 0 ? packed_422_line(*src_, g.crop.x, l0 + 1) : a;
+    kernels::packed_422_pairs_q6(a.row, b.row, a.pos.data(), plan_->q6_weight.data(), w, cw, fixed_, out, out + cw,
+                                 out + 2 * cw);
+  } else {
+    const SemiPlanarLine la = semi_planar_line(*src_, g.crop.x, l0);
+    const SemiPlanarLine lb = w != 0 ? semi_planar_line(*src_, g.crop.x, l0 + 1) : la;
+    kernels::semi_planar_pairs_q6(la.y, la.uv, lb.y, lb.uv, la.vu, plan_->q6_weight.data(), w, cw, fixed_, out,
+                                  out + cw, out + 2 * cw);
+  }
   if (fill_alpha_) std::fill(out + 3 * cw, out + 4 * cw, int16_t{255 * 64});
   return out;
 }
@@ -710,6 +717,14 @@ void CpuConverter::blend_then_resample(Scratch& s, int64_t line, float w, const 
     const Geometry& g = plan_->geometry;
     const int64_t n = static_cast<int64_t>(plan_->q6_positions.size());
     const RgbaRows a{s.line.data(), n + 1}, b{s.line.data() + 4 * (n + 1), n + 1};
+    if (const Packed422Line pa = packed_422_line(*src_, g.crop.x, g.crop.y + line);
+        plan_->q6_every_column && pa.row != nullptr) {
+      // As below, for packed 4:2:2 lines (macropixel i is output i's pair).
+      const Packed422Line pb = w != 0.0f ? packed_422_line(*src_, g.crop.x, g.crop.y + line + 1) : pa;
+      kernels::packed_422_pairs(pa.row, pb.row, pa.pos.data(), g.horizontal.weight.data(), w, g.content.width, coeffs_,
+                                out.channel(0), out.channel(1), out.channel(2));
+      return;
+    }
     if (plan_->q6_every_column && semi_planar_subsampled(src_->format)) {
       // Every column in order (a 2:1 downscale): both lines decoded and blended both ways in one
       // pass, as the integer path's q6_pairs_row, rather than picked (1280x720 NV12 -> 640x640

@@ -218,6 +218,15 @@ struct PickedPixels {
     *yy = yuv[l][0][p], *u = yuv[l][1][p], *v = yuv[l][2][p];
   }
 };
+// Packed 4:2:2 lines; pos: a macropixel's Y0, U, Y1 and V byte offsets.
+struct PackedPixels {
+  const uint8_t* row[2];
+  const int* pos;
+  void operator()(int l, int64_t p, int* yy, int* u, int* v) const {
+    const uint8_t* macro = row[l] + 4 * (p >> 1);
+    *yy = macro[pos[(p & 1) ? 2 : 0]], *u = macro[pos[1]], *v = macro[pos[3]];
+  }
+};
 
 // The float pairs kernels' outputs [i, n), pixel by pixel: decoded as yuv_scalar, the lines
 // blended by wv, then each output's pair by weight[i] (the float path's order).
@@ -325,6 +334,34 @@ void YuvPairs(const uint8_t* const* HWY_RESTRICT a, const uint8_t* const* HWY_RE
     byte_pairs(df, pixels.yuv[l][2] + 2 * at, v0, v1);
     yuv_clamped(df, y0, u0, v0, coeffs, r0, g0, b0);
     yuv_clamped(df, y1, u1, v1, coeffs, r1, g1, b1);
+  };
+  i = PairVectors(decode, weight, wv, n, r, g, bl);
+#endif
+  PairsTail(pixels, i, n, weight, wv, coeffs, r, g, bl);
+}
+
+// SemiPlanarPairs of packed 4:2:2 lines (YUYV, UYVY, VYUY): output i is macropixel i, its two
+// pixels and their chroma in one 32-bit lane, so the bytes need no split or picks.
+void Packed422Pairs(const uint8_t* HWY_RESTRICT a, const uint8_t* HWY_RESTRICT b, const int* pos,
+                    const float* HWY_RESTRICT weight, float wv, int64_t n, const ColorCoeffs& c, float* HWY_RESTRICT r,
+                    float* HWY_RESTRICT g, float* HWY_RESTRICT bl) {
+  const ColorCoeffs coeffs = c;
+  const PackedPixels pixels{{a, b}, pos};
+  int64_t i = 0;
+#if HWY_TARGET != HWY_SCALAR
+  const DF df;
+  const hn::RebindToUnsigned<DF> du;
+  const hn::RebindToSigned<DF> di;
+  const int y0s = 8 * pos[0], us = 8 * pos[1], y1s = 8 * pos[2], vs = 8 * pos[3];
+  const auto decode = [&](int l, int64_t at, hn::Vec<DF>& r0, hn::Vec<DF>& g0, hn::Vec<DF>& b0, hn::Vec<DF>& r1,
+                          hn::Vec<DF>& g1, hn::Vec<DF>& b1) {
+    const auto m = hn::LoadU(du, reinterpret_cast<const uint32_t*>(pixels.row[l] + 4 * at));
+    const auto byte = [&](int shift) {
+      return hn::ConvertTo(df, hn::BitCast(di, hn::And(hn::ShiftRightSame(m, shift), hn::Set(du, 0xFFu))));
+    };
+    const auto u = byte(us), v = byte(vs);
+    yuv_clamped(df, byte(y0s), u, v, coeffs, r0, g0, b0);
+    yuv_clamped(df, byte(y1s), u, v, coeffs, r1, g1, b1);
   };
   i = PairVectors(decode, weight, wv, n, r, g, bl);
 #endif
@@ -995,6 +1032,18 @@ HWY_INLINE hn::Vec<D16> lerp_q6(hn::Vec<D16> a, hn::Vec<D16> b, hn::Vec<D16> w) 
   return hn::Add(a, hn::MulHigh(hn::ShiftLeft<1>(hn::Sub(b, a)), w));
 }
 
+// One line's Q6 outputs from pixel pairs that share their chroma (2:1 along the row): pixels y0
+// and y1 decoded as yuv_to_rgb_q6 does, then blended by w as resample_pairs_q6 does.
+HWY_INLINE void shared_chroma_pair_q6(D16 d, hn::Vec<D16> y0, hn::Vec<D16> y1, hn::Vec<D16> u, hn::Vec<D16> v,
+                                      const FixedCoeffs& c, hn::Vec<D16> w, hn::Vec<D16>& rr, hn::Vec<D16>& gg,
+                                      hn::Vec<D16>& bb) {
+  hn::Vec<D16> rv, gu, gv, u6, bu, r0, g0, b0, r1, g1, b1;
+  chroma_q6(d, u, v, c, rv, gu, gv, u6, bu);
+  yuv_q6_apply(d, luma_q6(d, y0, c), rv, gu, gv, u6, bu, r0, g0, b0);
+  yuv_q6_apply(d, luma_q6(d, y1, c), rv, gu, gv, u6, bu, r1, g1, b1);
+  rr = lerp_q6(r0, r1, w), gg = lerp_q6(g0, g1, w), bb = lerp_q6(b0, b1, w);
+}
+
 // The Q6 pairs kernels' vectors: line(l, i, w, ...) gives line l's outputs i.., each pair
 // already blended by its weights w (as ResamplePairsQ6); the lines are blended by wv (as
 // BlendQ6). Returns where the vectors stopped.
@@ -1033,13 +1082,10 @@ void SemiPlanarPairsQ6(const uint8_t* HWY_RESTRICT ya, const uint8_t* HWY_RESTRI
 #if HWY_TARGET != HWY_SCALAR
   const D16 d;
   const auto line = [&](int l, int64_t at, hn::Vec<D16> w, hn::Vec<D16>& rr, hn::Vec<D16>& gg, hn::Vec<D16>& bb) {
-    hn::Vec<D16> y0, y1, first, second, rv, gu, gv, u6, bu, r0, g0, b0, r1, g1, b1;
+    hn::Vec<D16> y0, y1, first, second;
     byte_pairs_q6(d, pixels.y[l] + 2 * at, y0, y1);
     byte_pairs_q6(d, pixels.uv[l] + 2 * at, first, second);
-    chroma_q6(d, vu ? second : first, vu ? first : second, coeffs, rv, gu, gv, u6, bu);
-    yuv_q6_apply(d, luma_q6(d, y0, coeffs), rv, gu, gv, u6, bu, r0, g0, b0);
-    yuv_q6_apply(d, luma_q6(d, y1, coeffs), rv, gu, gv, u6, bu, r1, g1, b1);
-    rr = lerp_q6(r0, r1, w), gg = lerp_q6(g0, g1, w), bb = lerp_q6(b0, b1, w);
+    shared_chroma_pair_q6(d, y0, y1, vu ? second : first, vu ? first : second, coeffs, w, rr, gg, bb);
   };
   i = PairVectorsQ6(line, weight, wv, n, r, g, b);
 #endif
@@ -1066,6 +1112,40 @@ void YuvPairsQ6(const uint8_t* const* HWY_RESTRICT a, const uint8_t* const* HWY_
     chroma_q6(d, u1, v1, coeffs, rv, gu, gv, u6, bu);
     yuv_q6_apply(d, luma_q6(d, y1, coeffs), rv, gu, gv, u6, bu, r1, g1, b1);
     rr = lerp_q6(r0, r1, w), gg = lerp_q6(g0, g1, w), bb = lerp_q6(b0, b1, w);
+  };
+  i = PairVectorsQ6(line, weight, wv, n, r, g, bl);
+#endif
+  PairsQ6Tail(pixels, i, n, weight, wv, coeffs, r, g, bl);
+}
+
+// SemiPlanarPairsQ6 of packed 4:2:2 lines (YUYV, UYVY, VYUY): output i is macropixel i, whose
+// 16-bit halves hold Y0 with one chroma byte and Y1 with the other (Y in the same byte of
+// both), so the even and odd halves of two vectors are the outputs' pixels in order; exact to
+// yuv_to_rgb_q6 of the split bytes, resample_pairs_q6 and blend_q6 likewise.
+void Packed422PairsQ6(const uint8_t* HWY_RESTRICT a, const uint8_t* HWY_RESTRICT b, const int* pos,
+                      const int16_t* HWY_RESTRICT weight, int16_t wv, int64_t n, const FixedCoeffs& c,
+                      int16_t* HWY_RESTRICT r, int16_t* HWY_RESTRICT g, int16_t* HWY_RESTRICT bl) {
+  const FixedCoeffs coeffs = c;
+  const PackedPixels pixels{{a, b}, pos};
+  int64_t i = 0;
+#if HWY_TARGET != HWY_SCALAR
+  const D16 d;
+  const hn::RebindToUnsigned<D16> du;
+  const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
+  const bool y_high = (pos[0] & 1) != 0;  // Y is each half's high byte (UYVY, VYUY)
+  const bool u_first = pos[1] < 2;        // U shares the first half with Y0 (YUYV, UYVY)
+  const auto line = [&](int l, int64_t at, hn::Vec<D16> w, hn::Vec<D16>& rr, hn::Vec<D16>& gg, hn::Vec<D16>& bb) {
+    const auto* m = reinterpret_cast<const uint16_t*>(pixels.row[l] + 4 * at);
+    const auto lo = hn::LoadU(du, m);
+    const auto hi = hn::LoadU(du, m + lanes);
+    const auto first = hn::ConcatEven(du, hi, lo);
+    const auto second = hn::ConcatOdd(du, hi, lo);
+    const auto low_byte = [&](hn::Vec<decltype(du)> h) { return hn::BitCast(d, hn::And(h, hn::Set(du, 0xFF))); };
+    const auto high_byte = [&](hn::Vec<decltype(du)> h) { return hn::BitCast(d, hn::ShiftRight<8>(h)); };
+    const auto c0 = y_high ? low_byte(first) : high_byte(first);
+    const auto c1 = y_high ? low_byte(second) : high_byte(second);
+    shared_chroma_pair_q6(d, y_high ? high_byte(first) : low_byte(first), y_high ? high_byte(second) : low_byte(second),
+                          u_first ? c0 : c1, u_first ? c1 : c0, coeffs, w, rr, gg, bb);
   };
   i = PairVectorsQ6(line, weight, wv, n, r, g, bl);
 #endif
@@ -1500,9 +1580,11 @@ HWY_EXPORT(YuvToRgbQ6);
 HWY_EXPORT(YuvToRgbQ6Accumulate);
 HWY_EXPORT(SemiPlanarPairsQ6);
 HWY_EXPORT(YuvPairsQ6);
+HWY_EXPORT(Packed422PairsQ6);
 HWY_EXPORT(Packed422ToRgbQ6Accumulate);
 HWY_EXPORT(SemiPlanarPairs);
 HWY_EXPORT(YuvPairs);
+HWY_EXPORT(Packed422Pairs);
 HWY_EXPORT(YuvToRgbAccumulate);
 HWY_EXPORT(YuvTo8BitPixels);
 HWY_EXPORT(ShuffledYuvBytes);
@@ -1546,6 +1628,10 @@ void semi_planar_pairs(const uint8_t* ya, const uint8_t* uva, const uint8_t* yb,
                        const float* weight, float wv, int64_t n, const ColorCoeffs& c, float* r, float* g, float* b) {
   HWY_DYNAMIC_DISPATCH(SemiPlanarPairs)(ya, uva, yb, uvb, vu, weight, wv, n, c, r, g, b);
 }
+void packed_422_pairs(const uint8_t* a, const uint8_t* b, const int* pos, const float* weight, float wv, int64_t n,
+                      const ColorCoeffs& c, float* r, float* g, float* bl) {
+  HWY_DYNAMIC_DISPATCH(Packed422Pairs)(a, b, pos, weight, wv, n, c, r, g, bl);
+}
 void packed_422_to_rgb_q6_accumulate(const uint8_t* row, const int* pos, int64_t n, const FixedCoeffs& c, int16_t w,
                                      int16_t* r, int16_t* g, int16_t* b, bool first) {
   HWY_DYNAMIC_DISPATCH(Packed422ToRgbQ6Accumulate)(row, pos, n, c, w, r, g, b, first);
@@ -1558,6 +1644,10 @@ void semi_planar_pairs_q6(const uint8_t* ya, const uint8_t* uva, const uint8_t* 
                           const int16_t* weight, int16_t wv, int64_t n, const FixedCoeffs& c, int16_t* r, int16_t* g,
                           int16_t* b) {
   HWY_DYNAMIC_DISPATCH(SemiPlanarPairsQ6)(ya, uva, yb, uvb, vu, weight, wv, n, c, r, g, b);
+}
+void packed_422_pairs_q6(const uint8_t* a, const uint8_t* b, const int* pos, const int16_t* weight, int16_t wv,
+                         int64_t n, const FixedCoeffs& c, int16_t* r, int16_t* g, int16_t* bl) {
+  HWY_DYNAMIC_DISPATCH(Packed422PairsQ6)(a, b, pos, weight, wv, n, c, r, g, bl);
 }
 void yuv_to_8bit_pixels(const uint8_t* y, const uint8_t* u, const uint8_t* v, int64_t n, const FixedCoeffs& c,
                         const int* order, int channels, uint8_t flip, uint8_t* out) {

@@ -36,6 +36,11 @@ void semi_planar_to_rgb(const uint8_t* y, const uint8_t* uv, bool vu, int64_t n,
 /// resample_pairs); R, G and B rows of n outputs, in one pass.
 void semi_planar_pairs(const uint8_t* ya, const uint8_t* uva, const uint8_t* yb, const uint8_t* uvb, bool vu,
                        const float* weight, float wv, int64_t n, const ColorCoeffs& c, float* r, float* g, float* b);
+/// semi_planar_pairs of two packed 4:2:2 lines (`a`, `b` at pixel 0, which is even; pos: the
+/// byte offsets of Y0, U, Y1 and V in a macropixel, as split_packed_422): output i blends
+/// macropixel i's two pixels.
+void packed_422_pairs(const uint8_t* a, const uint8_t* b, const int* pos, const float* weight, float wv, int64_t n,
+                      const ColorCoeffs& c, float* r, float* g, float* bl);
 /// semi_planar_pairs from per-pixel bytes: a and b are each line's Y, U and V rows of 2n pixels
 /// (as read_row_yuv_bytes gives them), output i blending pixels 2i and 2i + 1.
 void yuv_pairs(const uint8_t* const* a, const uint8_t* const* b, const float* weight, float wv, int64_t n,
@@ -165,6 +170,10 @@ void yuv_to_rgb_q6(const uint8_t* y, const uint8_t* u, const uint8_t* v, int64_t
 void semi_planar_pairs_q6(const uint8_t* ya, const uint8_t* uva, const uint8_t* yb, const uint8_t* uvb, bool vu,
                           const int16_t* weight, int16_t wv, int64_t n, const FixedCoeffs& c, int16_t* r, int16_t* g,
                           int16_t* b);
+/// semi_planar_pairs_q6 of two packed 4:2:2 lines (as packed_422_pairs): output i blends
+/// macropixel i's two pixels.
+void packed_422_pairs_q6(const uint8_t* a, const uint8_t* b, const int* pos, const int16_t* weight, int16_t wv,
+                         int64_t n, const FixedCoeffs& c, int16_t* r, int16_t* g, int16_t* bl);
 /// yuv_to_rgb_q6_accumulate of a packed 4:2:2 row's n pixels (pos: the byte offsets of Y0, U,
 /// Y1 and V in a macropixel, as split_packed_422), without splitting the bytes first.
 void packed_422_to_rgb_q6_accumulate(const uint8_t* row, const int* pos, int64_t n, const FixedCoeffs& c, int16_t w,
