@@ -26,8 +26,9 @@ cc -shared -fPIC -O2 bench/support/no_rdtscp.c -o "$tmp/no_rdtscp.so"
 jobs=("${@:2}")
 if ((${#jobs[@]} == 0)); then
   jobs=(nv12_1080p/rgb_u8 nv12_1080p/f32_planar nv12_1080p/f16_planar nv12_1080p/i8_planar yuyv_1080p/rgb_u8
-        yuyv_1080p/f32_planar nv12_720p/rgb_u8 nv12_720p/f32_planar nv12_4k/rgb_u8 nv12_4k/f32_planar yuyv_4k/rgb_u8
-        yuyv_4k/f32_planar nv12_4k/rgb_u8_area yuyv_4k/rgb_u8_area nv12_4k/f32_planar_area)
+        yuyv_1080p/f32_planar nv12_720p/rgb_u8 nv12_720p/f32_planar yuyv_720p/rgb_u8 yuyv_720p/f32_planar
+        nv12_4k/rgb_u8 nv12_4k/f32_planar yuyv_4k/rgb_u8 yuyv_4k/f32_planar nv12_4k/rgb_u8_area yuyv_4k/rgb_u8_area
+        nv12_4k/f32_planar_area)
 fi
 pixels=$((640 * 640)) content=$((640 * 360))  # every source is 16:9: 640x360 of content
 
@@ -36,7 +37,7 @@ pixels=$((640 * 640)) content=$((640 * 360))  # every source is 16:9: 640x360 of
 # the VM, the harness's page faults). "picks" takes the source bytes each output needs (or, for
 # whole lines, splits them per pixel); decode comes before resample in the patterns, so that a
 # decode that also sums its line (an area's) or blends its pixels (a 2:1 downscale's
-# SemiPlanarPairs, or YuvPairs from picked bytes) counts as decode.
+# SemiPlanarPairs and Packed422Pairs, or YuvPairs from picked bytes) counts as decode.
 stage_of() {
   case $1 in
     "[k] "*) echo - ;;
@@ -44,7 +45,8 @@ stage_of() {
     *SplitChromaPairs*|*SplitPacked422*|*split_chroma_pairs*|*split_packed_422*) echo picks ;;
     *YuvTo8BitPixels*|*PlanarYuvToRgb*|*PlanarYuvToHalf*|*YuvToRgb*|*Q6To8Bit*|*q6_to_8bit*|*Interleave8Bit*|*interleave_8bit*)
       echo "decode+store" ;;
-    *SemiPlanarToRgb*|*Packed422ToRgb*|*SampledSemiPlanarToRgb*|*SampledPacked422ToRgb*|*SemiPlanarPairs*|*YuvPairs*) echo "decode+store" ;;
+    *SemiPlanarToRgb*|*Packed422ToRgb*|*SampledSemiPlanarToRgb*|*SampledPacked422ToRgb*|*SemiPlanarPairs*|*YuvPairs*|*Packed422Pairs*)
+      echo "decode+store" ;;
     *Resample*|*resample*|*Blend*|*blend*|*Accumulate*|*accumulate*) echo resample ;;
     *StoreF16*|*StoreF32*|*store_f16*|*store_f32*|*Store8Bit*|*write_channel*|*write_rows*) echo "decode+store" ;;
     *prefetch_row*) echo "memory wait" ;;

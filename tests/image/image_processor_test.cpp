@@ -936,9 +936,10 @@ TEST(ImageProcessor, PickedPairsInOnePassAreExactOnEveryInstructionSet) {
   }
 }
 
-// Packed 4:2:2 lines at 2:1 (YUYV webcams at 720p) go straight from their macropixels: to the
-// bit what the picked-pairs kernels give from the split Y, U and V bytes, integer and float,
-// for each byte order, on every instruction set.
+// Packed 4:2:2 lines at 2:1 (YUYV webcams at 720p) go straight from their macropixels: what
+// the picked-pairs kernels give from the split Y, U and V bytes, to the bit on the integer path
+// and to float rounding on the float one (aarch64's compilers fuse multiply-adds differently in
+// two instances of the same scalar end), for each byte order, on every instruction set.
 TEST(ImageProcessor, PackedPairsInOnePassAreThePickedPairsOfTheSplitBytesOnEveryInstructionSet) {
   ForcedTargets targets;
   if (targets.all.empty()) GTEST_SKIP() << kNoTarget;
@@ -979,8 +980,10 @@ TEST(ImageProcessor, PackedPairsInOnePassAreThePickedPairsOfTheSplitBytesOnEvery
                                             coeffs, fused_f.data(), fused_f.data() + n, fused_f.data() + 2 * n);
           detail::kernels::yuv_pairs(a, b, weight_f.data(), wf, n, coeffs, picked_f.data(), picked_f.data() + n,
                                      picked_f.data() + 2 * n);
-          ASSERT_EQ(fused_f, picked_f) << hwy::TargetName(target) << ": " << name << ", " << n
-                                       << " outputs (float), line weight " << wf;
+          for (std::size_t k = 0; k < fused_f.size(); ++k) {
+            ASSERT_NEAR(fused_f[k], picked_f[k], 1e-3) << hwy::TargetName(target) << ": " << name << ", " << n
+                                                       << " outputs (float), value " << k << ", line weight " << wf;
+          }
         }
       }
     }
