@@ -717,24 +717,25 @@ void CpuConverter::blend_then_resample(Scratch& s, int64_t line, float w, const 
     const Geometry& g = plan_->geometry;
     const int64_t n = static_cast<int64_t>(plan_->q6_positions.size());
     const RgbaRows a{s.line.data(), n + 1}, b{s.line.data() + 4 * (n + 1), n + 1};
-    if (const Packed422Line pa = packed_422_line(*src_, g.crop.x, g.crop.y + line);
-        plan_->q6_every_column && pa.row != nullptr) {
-      // As below, for packed 4:2:2 lines (macropixel i is output i's pair).
-      const Packed422Line pb = w != 0.0f ? packed_422_line(*src_, g.crop.x, g.crop.y + line + 1) : pa;
-      kernels::packed_422_pairs(pa.row, pb.row, pa.pos.data(), g.horizontal.weight.data(), w, g.content.width, coeffs_,
-                                out.channel(0), out.channel(1), out.channel(2));
-      return;
-    }
-    if (plan_->q6_every_column && semi_planar_subsampled(src_->format)) {
+    if (plan_->q6_every_column) {
       // Every column in order (a 2:1 downscale): both lines decoded and blended both ways in one
       // pass, as the integer path's q6_pairs_row, rather than picked (1280x720 NV12 -> 640x640
       // planar f32, cold, one thread: 613-710 us) or decoded whole into float rows that were
-      // blended and then resampled (467-613 us).
-      const SemiPlanarLine la = semi_planar_line(*src_, g.crop.x, g.crop.y + line);
-      const SemiPlanarLine lb = w != 0.0f ? semi_planar_line(*src_, g.crop.x, g.crop.y + line + 1) : la;
-      kernels::semi_planar_pairs(la.y, la.uv, lb.y, lb.uv, la.vu, g.horizontal.weight.data(), w, g.content.width,
-                                 coeffs_, out.channel(0), out.channel(1), out.channel(2));
-      return;
+      // blended and then resampled (467-613 us); packed 4:2:2 lines from their macropixels.
+      const int64_t l0 = g.crop.y + line;
+      if (const Packed422Line pa = packed_422_line(*src_, g.crop.x, l0); pa.row != nullptr) {
+        const Packed422Line pb = w != 0.0f ? packed_422_line(*src_, g.crop.x, l0 + 1) : pa;
+        kernels::packed_422_pairs(pa.row, pb.row, pa.pos.data(), g.horizontal.weight.data(), w, g.content.width,
+                                  coeffs_, out.channel(0), out.channel(1), out.channel(2));
+        return;
+      }
+      if (semi_planar_subsampled(src_->format)) {
+        const SemiPlanarLine la = semi_planar_line(*src_, g.crop.x, l0);
+        const SemiPlanarLine lb = w != 0.0f ? semi_planar_line(*src_, g.crop.x, l0 + 1) : la;
+        kernels::semi_planar_pairs(la.y, la.uv, lb.y, lb.uv, la.vu, g.horizontal.weight.data(), w, g.content.width,
+                                   coeffs_, out.channel(0), out.channel(1), out.channel(2));
+        return;
+      }
     }
     // A downscale by more than 2 of a YUV source: the picked pixel pairs of both lines decoded
     // and blended both ways in one pass, as the integer path's q6_picked_pairs_row.

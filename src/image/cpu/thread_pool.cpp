@@ -79,7 +79,7 @@ void ThreadPool::worker_loop(unsigned worker) {
   Run run;
   bool poll_next = true;
   for (;;) {
-    if (poll_next) poll([&] { return current_.load(std::memory_order_acquire) != run.id; });
+    if (poll_next) poll([&] { return static_cast<uint32_t>(ticket_.load(std::memory_order_acquire) >> 32) != run.id; });
     {
       // Also when the poll saw the new run: the lock orders the run's fields before their use.
       std::unique_lock lock(mutex_);
@@ -105,8 +105,7 @@ void ThreadPool::run(int tasks, TaskFn fn, void* context) {
     run = Run{run_.id + 1, fn, context, tasks};
     run_ = run;
     remaining_.store(tasks, std::memory_order_relaxed);
-    ticket_.store(uint64_t{run.id} << 32, std::memory_order_relaxed);
-    current_.store(run.id, std::memory_order_release);
+    ticket_.store(uint64_t{run.id} << 32, std::memory_order_release);  // also what the workers poll
   }
   wake_.notify_all();
   drain(0, run);

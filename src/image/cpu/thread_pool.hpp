@@ -51,10 +51,9 @@ class ThreadPool {
   std::condition_variable wake_;
   std::condition_variable done_;
   bool stop_ = false;
-  Run run_;                           // under mutex_
-  std::atomic<uint32_t> current_{0};  // run_.id, for the workers' poll
-  std::atomic<uint64_t> ticket_{0};   // run id << 32 | next task: a task is claimed by a CAS
-  std::atomic<int> remaining_{0};     // tasks of the current run not yet returned
+  Run run_;                          // under mutex_
+  std::atomic<uint64_t> ticket_{0};  // run id << 32 | next task: a task is claimed by a CAS
+  std::atomic<int> remaining_{0};    // tasks of the current run not yet returned
 };
 
 }  // namespace memhal::detail
