@@ -10,6 +10,7 @@
 
 #include "image/cpu/pixel_io.hpp"
 #include "image/cpu/resample_plan.hpp"
+#include "image/cpu/row_bands.hpp"
 #include "image/cpu/thread_pool.hpp"
 #include "image/image_ref.hpp"
 
@@ -83,8 +84,8 @@ class CpuConverter {
   explicit CpuConverter(std::unique_ptr<ThreadPool> pool);
   static void task(void* self, unsigned worker, int task);
   void prepare(const ImageRef& src, const ImageRef& dst, const Rect& crop, const ConvertOptions& options);
-  void process(Scratch& s, int64_t y0, int64_t y1);
-  void process_q6(Scratch& s, int64_t y0, int64_t y1);
+  void process(Scratch& s, int task);
+  void process_q6(Scratch& s, int task);
   bool write_q6_pixels(Scratch& s, int64_t y, int64_t r);
   const int16_t* q6_line(Scratch& s, int64_t line, int64_t keep);
   const int16_t* q6_area_row(Scratch& s, int64_t r);
@@ -127,7 +128,7 @@ class CpuConverter {
   bool alpha_ = false;       // decode source alpha
   bool fill_alpha_ = false;  // destination wants alpha the source lacks
   int channels_ = 3;
-  int64_t rows_per_task_ = 0;
+  RowBands bands_;  // the destination's rows among the pool's tasks
 };
 
 }  // namespace memhal::detail
