@@ -281,13 +281,14 @@ void CpuConverter::prepare(const ImageRef& src, const ImageRef& dst, const Rect&
   // balance. 4:2:0 needs row pairs.
   const int64_t tasks = std::max<int64_t>(1, std::min<int64_t>(dst.height / 2, int64_t{pool_->size()}));
   const int64_t band = ((dst.height + tasks - 1) / tasks + 1) & ~int64_t{1};
-  // But a thread that finishes its band first takes the others' last rows, a sixteenth of a band
+  // But a thread that finishes its band first takes the others' last rows, a quarter of a band
   // at a time: threads share their cores with the rest of a pipeline. Cold 1080p f32 on two
-  // threads beside a process that spins 50 us of every 1000 (then 100 of every 500), a 2-core VM,
-  // 3000 frames in blocks of 20, taking turns: 90th percentile 183-188 -> 148-157 us (232-255 ->
-  // 176-187), median 112 -> 106-109 us (128-148 -> 118). Alone on the cores, no slower: seven
-  // alternating pairs of filtered image_bench runs, two-thread medians 0.115 ms either way.
-  bands_.reset(dst.height, band, tasks == 1 ? band : std::max<int64_t>(2, (band / 16 + 1) & ~int64_t{1}));
+  // threads, 3000 frames in blocks of 20 with and without in turn, a 2-core VM: beside a process
+  // spinning 100 us of every 500, 90th percentile 222-236 -> 171-181 us, median 118-127 ->
+  // 105-114; spinning 50 of every 1000, 159-177 -> 143-166 (medians alike); alone, medians
+  // within 2 us. A sixteenth of a band at a time served no better beside other work and cost
+  // 1-3 us alone.
+  bands_.reset(dst.height, band, tasks == 1 ? band : std::max<int64_t>(2, (band / 4 + 1) & ~int64_t{1}));
 }
 
 void CpuConverter::run(const ImageRef& src, const ImageRef& dst, const Rect& crop, const ConvertOptions& options) {
