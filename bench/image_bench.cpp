@@ -453,40 +453,91 @@ void bound_job(benchmark::State& state, Job job, bool cold) {
   });
 }
 
+// A second thread that runs `work` each time the caller posts, waiting in between spinning: the
+// cheapest hand-off there is, so the two-thread yardsticks carry less hand-off cost than any
+// pool.
+class SpinningHelper {
+ public:
+  explicit SpinningHelper(std::function<void(uint64_t call)> work)
+      : work_(std::move(work)), thread_([this] {
+          for (uint64_t seen = 0;;) {
+            while (posted_.load(std::memory_order_acquire) == seen) {
+              if (stop_.load(std::memory_order_relaxed)) return;
+            }
+            seen = posted_.load(std::memory_order_acquire);
+            work_(seen);
+            done_.store(seen, std::memory_order_release);
+          }
+        }) {}
+  ~SpinningHelper() {
+    stop_.store(true);
+    thread_.join();
+  }
+  // Starts call `call` (1, 2, ...) on the helper; `wait` returns when it is done.
+  void post(uint64_t call) { posted_.store(call, std::memory_order_release); }
+  void wait(uint64_t call) const {
+    while (done_.load(std::memory_order_acquire) != call) {
+    }
+  }
+
+ private:
+  std::function<void(uint64_t)> work_;
+  std::atomic<uint64_t> posted_{0}, done_{0};
+  std::atomic<bool> stop_{false};
+  std::thread thread_;  // last: it starts once the rest is built
+};
+
 // The same memcpy split in halves over two threads (wall time): what the memory side gives two
 // threads in this run, the yardstick for memhal's two-thread figure on a host whose memory
-// bandwidth is shared with other guests. The second thread waits for each copy spinning, the
-// cheapest hand-off there is, so the bound carries less hand-off cost than any pool.
+// bandwidth is shared with other guests.
 void bound2_job(benchmark::State& state, Job job, bool cold) {
   const auto bytes = static_cast<std::size_t>((job.in_bytes() + out_bytes(job.out)) / 2);
   const std::size_t half = bytes / 2 & ~std::size_t{63};
   std::vector<char> dst(bytes, 1);
-  std::atomic<uint64_t> posted{0}, done{0};
   std::atomic<const char*> from{nullptr};
-  std::atomic<bool> stop{false};
-  std::thread helper([&] {
-    for (uint64_t seen = 0;;) {
-      while (posted.load(std::memory_order_acquire) == seen) {
-        if (stop.load(std::memory_order_relaxed)) return;
-      }
-      seen = posted.load(std::memory_order_acquire);
-      std::memcpy(dst.data() + half, from.load(std::memory_order_relaxed) + half, bytes - half);
-      done.store(seen, std::memory_order_release);
-    }
-  });
+  SpinningHelper helper(
+      [&](uint64_t) { std::memcpy(dst.data() + half, from.load(std::memory_order_relaxed) + half, bytes - half); });
   std::size_t k = 0;
   uint64_t n = 0;
   timed(state, run_name("bound2", job, cold), [&] {
     const char* src = arena().slot(bytes, cold ? k++ : 0);
     from.store(src, std::memory_order_relaxed);
-    posted.store(++n, std::memory_order_release);
+    helper.post(++n);
     std::memcpy(dst.data(), src, half);
-    while (done.load(std::memory_order_acquire) != n) {
-    }
+    helper.wait(n);
     benchmark::DoNotOptimize(dst.data());
   });
-  stop.store(true);
-  helper.join();
+}
+
+// Work in registers only (four xorshift chains, about 0.12 ms a call here), on one thread and
+// split over two (wall time): what the CPU side gave two threads in this run, beside what the
+// memory side gave them. Near 2 when the two vCPUs ran on two cores; lower when the host ran
+// them on one core's two hardware threads, or lent one to another guest for a while.
+constexpr int64_t kRegisterSteps = 1 << 16;
+
+uint64_t register_work(uint64_t seed, int64_t steps) {
+  uint64_t x[4] = {seed | 1, seed * 3 + 1, seed * 5 + 3, seed * 7 + 5};
+  for (int64_t i = 0; i < steps; ++i) {
+    for (uint64_t& v : x) v ^= v << 13, v ^= v >> 7, v ^= v << 17;
+  }
+  return x[0] ^ x[1] ^ x[2] ^ x[3];
+}
+
+void register_job(benchmark::State& state, Job job, unsigned threads) {
+  std::atomic<uint64_t> sink{0};
+  if (threads == 1) {
+    uint64_t n = 0;
+    timed(state, run_name("registers1", job, true), [&] { sink += register_work(++n, kRegisterSteps); });
+    return;
+  }
+  SpinningHelper helper([&](uint64_t call) { sink += register_work(call * 11, kRegisterSteps / 2); });
+  uint64_t n = 0;
+  timed(state, run_name("registers2", job, true), [&] {
+    helper.post(++n);
+    sink += register_work(n, kRegisterSteps / 2);
+    helper.wait(n);
+  });
+  benchmark::DoNotOptimize(sink.load());
 }
 
 // N = 4 1080p frames into one {4, 3, 640, 640} f32 batch: one convert_batch against 4 convert
@@ -567,6 +618,10 @@ void register_all() {
       if (row.threads) {
         add("bound2", [=](benchmark::State& s) { bound2_job(s, job, cold); });
         add("memhal2", [=](benchmark::State& s) { memhal_job(s, job, cold, 2); });
+        if (cold) {
+          add("registers1", [=](benchmark::State& s) { register_job(s, job, 1); });
+          add("registers2", [=](benchmark::State& s) { register_job(s, job, 2); });
+        }
       }
       if (row.peers) {
         add("opencv", [=](benchmark::State& s) { opencv_job(s, job, cold); });
@@ -693,6 +748,11 @@ void print_goals() {
                 "  the cold bound's memcpy: 1 thread / 2 threads, wall time", one / two, one, two);
     std::printf("  %-72s %6.2fx (memhal at the two-thread memory bound when near 1)\n",
                 "  memhal on two threads / that memcpy on two threads, wall time", memhal2 / two);
+  }
+  const double reg1 = ms(g_wall, "registers1", f32, true), reg2 = ms(g_wall, "registers2", f32, true);
+  if (reg1 > 0 && reg2 > 0) {
+    std::printf("  %-72s %6.2fx (what the CPU side gave two threads: 2 = two whole cores)\n",
+                "  work in registers only: 1 thread / 2 threads, wall time", reg1 / reg2);
   }
 }
 
