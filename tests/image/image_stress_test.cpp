@@ -193,7 +193,8 @@ TEST(RowBands, ThreadsClaimingAtOnceCoverEveryRowOnce) {
   for (int i = 0; i < 300; ++i) {
     const int64_t rows = 40 + i % 61;
     const int64_t band = ((rows + 2) / 3 + 1) & ~int64_t{1};
-    run.bands.reset(rows, band, 2 + 2 * (i % 4));
+    const int64_t chunk = 2 + 2 * (i % 4);
+    run.bands.reset(rows, band, chunk);
     run.hits.assign(static_cast<std::size_t>(rows), 0);
     for (auto& c : run.claims) c.clear();
     pool->run(run.bands.tasks(), task, &run);
@@ -201,7 +202,7 @@ TEST(RowBands, ThreadsClaimingAtOnceCoverEveryRowOnce) {
     for (const auto& c : run.claims) all.insert(all.end(), c.begin(), c.end());
     for (const Claim& c : all) stolen += c.y0 / band != c.task;
     ASSERT_EQ(std::count(run.hits.begin(), run.hits.end(), 1), rows) << "run " << i;
-    expect_each_row_once(all, rows, 2 + 2 * (i % 4), "run " + std::to_string(i));
+    expect_each_row_once(all, rows, chunk, "run " + std::to_string(i));
   }
   // A task that finishes its band takes from the others: with three threads on this machine's
   // cores and the yields, it happens (where it never did, the test would check nothing new).
