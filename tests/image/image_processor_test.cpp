@@ -3,6 +3,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstring>
@@ -316,6 +317,27 @@ TEST(ImageProcessor, EveryCompiledInstructionSetMatchesTheReference) {
   }
 }
 
+// One row of picks for the pick tests: n indices `step` apart from 0..2 (for steps over 1,
+// every third step one more or less), rising or falling, and a luma and a chroma row of random
+// bytes, exactly as many as the indices reach (a packed format's pixels are 2 bytes).
+struct PickRows {
+  std::vector<int32_t> index;
+  std::vector<uint8_t> luma, chroma;
+  int64_t bytes = 0;
+  PickRows(std::mt19937& rng, int64_t n, int step, bool packed, bool falling = false)
+      : index(static_cast<std::size_t>(n)) {
+    int32_t at = static_cast<int32_t>(rng() % 3);
+    for (auto& i : index) i = at, at += step + (step > 1 && rng() % 3 == 0 ? (rng() % 2 ? 1 : -1) : 0);
+    if (falling) std::reverse(index.begin(), index.end());
+    const int64_t width = (*std::max_element(index.begin(), index.end()) + 2) & ~int64_t{1};
+    bytes = packed ? 2 * width : width;
+    luma.resize(static_cast<std::size_t>(bytes));
+    chroma.resize(static_cast<std::size_t>(bytes));
+    for (auto& b : luma) b = static_cast<uint8_t>(rng());
+    for (auto& b : chroma) b = static_cast<uint8_t>(rng());
+  }
+};
+
 // The word picks (16-bit permutes, 16 or 32 outputs a chunk; 32-bit ones for packed
 // macropixels) pick the bytes the shuffle windows pick, for every YUV format they serve, steps from 1 to past their
 // window, jittered indices, and rows that end inside the last windows (held in vectors of exactly the readable bytes,
@@ -333,14 +355,9 @@ TEST(ImageProcessor, WordPicksPickWhatTheShuffleWindowsPickOnEveryInstructionSet
       const bool packed = format == PixelFormat::Yuyv || format == PixelFormat::Uyvy || format == PixelFormat::Vyuy;
       for (int step = 1; step <= 9; ++step) {
         const int64_t n = 16 + static_cast<int64_t>(rng() % 80);
-        std::vector<int32_t> index(static_cast<std::size_t>(n));
-        int32_t at = static_cast<int32_t>(rng() % 3);
-        for (auto& i : index) i = at, at += step + (step > 1 && rng() % 3 == 0 ? (rng() % 2 ? 1 : -1) : 0);
-        const int64_t width = (index.back() + 2) & ~int64_t{1};
-        const int64_t bytes = packed ? 2 * width : width;
-        std::vector<uint8_t> luma(static_cast<std::size_t>(bytes)), chroma(static_cast<std::size_t>(bytes));
-        for (auto& b : luma) b = static_cast<uint8_t>(rng());
-        for (auto& b : chroma) b = static_cast<uint8_t>(rng());
+        const PickRows pick(rng, n, step, packed);
+        const std::vector<int32_t>& index = pick.index;
+        const int64_t bytes = pick.bytes;
         detail::SamplePlan plan;
         plan.build(format, index.data(), n);
         if (plan.words.chunks == 0) {
@@ -349,7 +366,7 @@ TEST(ImageProcessor, WordPicksPickWhatTheShuffleWindowsPickOnEveryInstructionSet
         }
         layouts.insert(plan.words.macropixels ? 0 : plan.words.outputs);
         ASSERT_GT(plan.chunks, 0);
-        const uint8_t* rows[2] = {luma.data(), packed ? luma.data() : chroma.data()};
+        const uint8_t* rows[2] = {pick.luma.data(), packed ? pick.luma.data() : pick.chroma.data()};
         const int64_t limits[2] = {bytes, bytes};
         const int64_t done = std::min(plan.words.outputs * plan.words.chunks, 8 * plan.chunks);
         std::vector<uint8_t> words(static_cast<std::size_t>(3 * n), 0), windows(static_cast<std::size_t>(3 * n), 0);
@@ -368,6 +385,71 @@ TEST(ImageProcessor, WordPicksPickWhatTheShuffleWindowsPickOnEveryInstructionSet
     }
   }
   EXPECT_EQ(layouts, (std::set<int>{0, 16, 32}));  // macropixels, 16 and 32 outputs a chunk
+}
+
+// The shuffle chunks (8 outputs a chunk; two chunks at a time where the vectors are 256 bits)
+// pick the bytes their indices name, for every YUV format they serve: steps from 1 to past their
+// windows, jittered, rising and falling indices, and rows that end inside the last windows (held
+// in vectors of exactly the readable bytes, so that a sanitizer sees any read past them), on
+// every compiled instruction set.
+TEST(ImageProcessor, ShufflePicksPickTheIndexedBytesOnEveryInstructionSet) {
+  ForcedTargets targets;
+  if (targets.all.empty()) GTEST_SKIP() << kNoTarget;
+  const PixelFormat formats[] = {PixelFormat::Nv12, PixelFormat::Nv21, PixelFormat::Nv16,
+                                 PixelFormat::Yuyv, PixelFormat::Uyvy, PixelFormat::Vyuy};
+  int paired = 0, unpaired = 0;  // plans with and without pairs of chunks
+  for (int64_t target : targets.all) {
+    hwy::SetSupportedTargetsForTest(target);
+    std::mt19937 rng(43);
+    for (PixelFormat format : formats) {
+      const bool packed = format == PixelFormat::Yuyv || format == PixelFormat::Uyvy || format == PixelFormat::Vyuy;
+      // Byte offsets within a macropixel of Y of its even pixel, U, Y of its odd pixel, V.
+      const std::array<int, 4> macro = format == PixelFormat::Yuyv   ? std::array<int, 4>{0, 1, 2, 3}
+                                       : format == PixelFormat::Uyvy ? std::array<int, 4>{1, 0, 3, 2}
+                                                                     : std::array<int, 4>{1, 2, 3, 0};
+      const int u_first = format == PixelFormat::Nv21 ? 1 : 0;  // the chroma pair's U byte
+      for (int step = 1; step <= 10; ++step) {
+        for (bool falling : {false, true}) {
+          const int64_t n = 16 + static_cast<int64_t>(rng() % 100);
+          const PickRows pick(rng, n, step, packed, falling);
+          const std::vector<int32_t>& index = pick.index;
+          const int64_t bytes = pick.bytes;
+          const std::vector<uint8_t>&luma = pick.luma, &chroma = pick.chroma;
+          detail::SamplePlan plan;
+          plan.build(format, index.data(), n);
+          if (step <= 3) {
+            ASSERT_GT(plan.chunks, 0) << to_string(format) << " step " << step;
+          }
+          if (plan.chunks == 0) continue;
+          const auto& pairs = plan.streams[0].pair_base;
+          (std::any_of(pairs.begin(), pairs.end(), [](int32_t b) { return b >= 0; }) ? paired : unpaired)++;
+          const uint8_t* rows[2] = {luma.data(), packed ? luma.data() : chroma.data()};
+          const int64_t limits[2] = {bytes, bytes};
+          std::vector<uint8_t> out(static_cast<std::size_t>(3 * n), 0);
+          detail::kernels::shuffled_yuv_bytes(rows, plan.streams.data(), limits, plan.slots.data(), plan.chunks,
+                                              out.data(), out.data() + n, out.data() + 2 * n);
+          for (int64_t i = 0; i < 8 * plan.chunks; ++i) {
+            const int32_t x = index[static_cast<std::size_t>(i)];
+            uint8_t want[3];
+            if (packed) {
+              const uint8_t* m = luma.data() + 4 * (x >> 1);
+              want[0] = m[macro[(x & 1) ? 2 : 0]], want[1] = m[macro[1]], want[2] = m[macro[3]];
+            } else {
+              const uint8_t* pair = chroma.data() + (x & ~1);
+              want[0] = luma[static_cast<std::size_t>(x)], want[1] = pair[u_first], want[2] = pair[1 - u_first];
+            }
+            for (int c = 0; c < 3; ++c) {
+              ASSERT_EQ(out[static_cast<std::size_t>(c * n + i)], want[c])
+                  << hwy::TargetName(target) << " " << to_string(format) << " step " << step
+                  << (falling ? " falling" : " rising") << " channel " << c << " output " << i << " of " << n;
+            }
+          }
+        }
+      }
+    }
+  }
+  EXPECT_GT(paired, 0);
+  EXPECT_GT(unpaired, 0);
 }
 
 // Rows of one source line whose picked pixels are the outputs (nearest downscales, and

@@ -835,13 +835,11 @@ bool CpuConverter::write_direct(Scratch& s, int64_t y, const RgbaRows& row) {
   }
   const auto at = [&](int c, int64_t x) { return out[c] + x * esize; };
   const int64_t line = g.crop.y + g.vertical.index[r];
-  const RgbaRows content{row.base + box.x, row.stride};
   int64_t done = 0;
   if (half) {
     uint16_t* const halves[3] = {reinterpret_cast<uint16_t*>(at(0, box.x)), reinterpret_cast<uint16_t*>(at(1, box.x)),
                                  reinterpret_cast<uint16_t*>(at(2, box.x))};
-    done =
-        read_row_planned_half(*src_, g.crop.x, line, coeffs_, plan_->sample, affine, halves, content, s.staging.data());
+    done = read_row_planned_half(*src_, g.crop.x, line, coeffs_, plan_->sample, affine, halves, s.staging.data());
   } else {
     done = read_row_planned(*src_, g.crop.x, line, coeffs_, plan_->sample, affine,
                             reinterpret_cast<float*>(at(0, box.x)), reinterpret_cast<float*>(at(1, box.x)),

@@ -48,8 +48,8 @@ void yuv_pairs(const uint8_t* const* a, const uint8_t* const* b, const float* we
 /// Semi-planar YUV row with full-width chroma (nv24).
 void semi_planar_444_to_rgb(const uint8_t* y, const uint8_t* uv, int64_t n, const ColorCoeffs& c, float* r, float* g,
                             float* b);
-/// Per-pixel Y, U and V rows (chroma already at full resolution); `affine` as
-/// shuffled_yuv_to_rgb (null: plain 0..255 floats).
+/// Per-pixel Y, U and V rows (chroma already at full resolution). `affine`: null (plain 0..255
+/// floats), or R, G, B scales then R, G, B biases applied after clamping (normalised outputs).
 void planar_yuv_to_rgb(const uint8_t* y, const uint8_t* u, const uint8_t* v, int64_t n, const ColorCoeffs& c, float* r,
                        float* g, float* b, const float* affine = nullptr);
 /// planar_yuv_to_rgb (plain 0..255 floats) then accumulate(weight w) of each channel into r, g
@@ -74,18 +74,25 @@ void sampled_packed_422_to_rgb(const uint8_t* p, int order, const int32_t* index
 /// loads `windows` 16-byte windows from row + base[k]; window w's control (16 bytes at
 /// control[(k * windows + w) * 16]) names, per output slot, the byte of that window it takes
 /// (0x80: none). The windows' picks ORed fill the chunk's 16 slots.
+///
+/// The same picks two chunks at a time for 256-bit shuffles (AVX2), where they fit: pair p
+/// (chunks 2p and 2p + 1) loads `pair_windows` 32-byte windows from row + pair_base[p] + 16 w,
+/// so that the lower 128-bit block sees row + pair_base[p] + 16 w and the upper one 16 bytes
+/// further on; control (32 bytes a window, at pair_control[(p * pair_windows + w) * 32]) as
+/// above, per block. The lower block's slots 0..7 take chunk 2p's slots 0..7 and its slots
+/// 8..15 chunk 2p's 8..15; the upper block's take chunk 2p + 1's, its slots 0..7 moved to 8..15
+/// where the stream leaves 8..15 unused (`pair_packed`), so that each 8-slot group of the pair
+/// is 16 outputs of one channel after a 64-bit permute. pair_base[p] < 0: the pair does not
+/// fit; pick its chunks one by one.
 struct ShuffleStream {
   int windows = 0;
   std::vector<int32_t> base;
   std::vector<uint8_t> control;
+  int pair_windows = 0;
+  bool pair_packed = false;
+  std::vector<int32_t> pair_base;
+  std::vector<uint8_t> pair_control;
 };
-/// Nearest-sampled YUV rows by shuffles: per chunk k < `chunks`, stream s picks from rows[s]
-/// (reading no byte at or past limits[s] from it) into slots 16 s .. 16 s + 15; Y, U and V of
-/// the chunk's 8 pixels are the 8 slots from slots[0], slots[1] and slots[2]. `affine`: null,
-/// or R, G, B scales then R, G, B biases applied after clamping (normalised float outputs).
-void shuffled_yuv_to_rgb(const uint8_t* const* rows, const ShuffleStream* streams, const int64_t* limits,
-                         const int* slots, int64_t chunks, const ColorCoeffs& c, const float* affine, float* r,
-                         float* g, float* b);
 /// Nearest-sampled YUV bytes by 16-bit permutes. Op o < 2 of chunk k reads the 128 bytes at
 /// rows[stream[o]] + base[o][k] (none at or past limits[stream[o]]) and picks 32 words, lane l
 /// taking word (w & 63) of the window for its control word w = control[o][32 k + l]:
@@ -185,8 +192,10 @@ void yuv_pairs_q6(const uint8_t* const* a, const uint8_t* const* b, const int16_
 /// yuv_to_rgb_q6 then accumulate_q6(weight w) of each channel into r, g and b, in one pass.
 void yuv_to_rgb_q6_accumulate(const uint8_t* y, const uint8_t* u, const uint8_t* v, int64_t n, const FixedCoeffs& c,
                               int16_t w, int16_t* r, int16_t* g, int16_t* b, bool first);
-/// The shuffle plan of shuffled_yuv_to_rgb writing the picked Y, U and V bytes of the first 8 *
-/// `chunks` samples instead of converting them.
+/// Nearest-sampled YUV bytes by shuffles: per chunk k < `chunks`, stream s picks from rows[s]
+/// (reading no byte at or past limits[s] from it) into slots 16 s .. 16 s + 15; Y, U and V of
+/// the chunk's 8 pixels are the 8 slots from slots[0], slots[1] and slots[2], written to
+/// y, u and v + 8 k. Two chunks at a time where the stream has pairs and the vectors are 256 bits.
 void shuffled_yuv_bytes(const uint8_t* const* rows, const ShuffleStream* streams, const int64_t* limits,
                         const int* slots, int64_t chunks, uint8_t* y, uint8_t* u, uint8_t* v);
 /// out[i] = a[i] + (b[i] - a[i]) * w / 32768, w in [0, 32768).

@@ -295,6 +295,58 @@ void SamplePlan::build_words(bool semi, const std::array<int, 4>& pos, const int
   if (plan_op(0, {0, -1}, 16, n / 16) && plan_op(1, {1, 2}, 16, n / 16)) w.chunks = n / 16;
 }
 
+namespace {
+
+// The pairs of chunks of `stream` for 256-bit shuffles (kernels::ShuffleStream), from the byte
+// offsets offset(slot, output) that its chunks' slots take (-1: unused).
+template <class Offset>
+void build_pairs(kernels::ShuffleStream& stream, const Offset& offset, int64_t chunks) {
+  constexpr int kMaxWindows = 4;
+  const int64_t pairs = chunks / 2;
+  stream.pair_packed = true;
+  for (int slot = 8; slot < 16; ++slot) stream.pair_packed = stream.pair_packed && offset(slot, 0) < 0;
+  stream.pair_windows = 1;
+  stream.pair_base.assign(static_cast<std::size_t>(pairs), -1);
+  // The lowest and highest byte chunk `k` takes.
+  const auto span = [&](int64_t k, int64_t& lo, int64_t& hi) {
+    lo = INT64_MAX, hi = -1;
+    for (int slot = 0; slot < 16; ++slot) {
+      const int64_t o = offset(slot, 8 * k + slot % 8);
+      if (o >= 0) lo = std::min(lo, o), hi = std::max(hi, o);
+    }
+  };
+  for (int64_t p = 0; p < pairs; ++p) {
+    int64_t lo0, hi0, lo1, hi1;
+    span(2 * p, lo0, hi0);
+    span(2 * p + 1, lo1, hi1);
+    // The upper block sees 16 bytes past the lower one: both chunks must fit from there.
+    const int64_t at = std::min(lo0, lo1 - 16);
+    if (at < 0 || hi0 < 0 || hi1 < 0) continue;
+    const int64_t windows = std::max((hi0 - at) / 16 + 1, (hi1 - at - 16) / 16 + 1);
+    if (windows > kMaxWindows) continue;
+    stream.pair_base[static_cast<std::size_t>(p)] = static_cast<int32_t>(at);
+    stream.pair_windows = std::max(stream.pair_windows, static_cast<int>(windows));
+  }
+  const int64_t bytes = 32 * stream.pair_windows;
+  stream.pair_control.assign(static_cast<std::size_t>(pairs * bytes), 0x80);
+  for (int64_t p = 0; p < pairs; ++p) {
+    const int64_t at = stream.pair_base[static_cast<std::size_t>(p)];
+    if (at < 0) continue;
+    for (int block = 0; block < 2; ++block) {
+      for (int slot = 0; slot < 16; ++slot) {
+        const int64_t o = offset(slot, 16 * p + 8 * block + slot % 8);
+        if (o < 0) continue;
+        const int64_t d = o - at - 16 * block;
+        const int to = block == 1 && stream.pair_packed ? slot + 8 : slot;
+        stream.pair_control[static_cast<std::size_t>(p * bytes + (d / 16) * 32 + 16 * block + to)] =
+            static_cast<uint8_t>(d % 16);
+      }
+    }
+  }
+}
+
+}  // namespace
+
 void SamplePlan::build(PixelFormat source, const int32_t* index, int64_t n) {
   format = source;
   chunks = 0;
@@ -343,6 +395,8 @@ void SamplePlan::build(PixelFormat source, const int32_t* index, int64_t n) {
         stream.control[static_cast<std::size_t>(k * bytes + (d / 16) * 16 + slot)] = static_cast<uint8_t>(d % 16);
       }
     }
+    build_pairs(
+        stream, [&](int slot, int64_t i) { return offset(s, slot, i); }, count);
   }
   chunks = count;
 }
@@ -369,37 +423,42 @@ PlanRows plan_rows(const ImageRef& src, int64_t x, int64_t y) {
   return r;
 }
 
+// The plan's picked Y, U and V bytes of row y, from column x, into `ys`, `us` and `vs`: by its
+// word picks where they are fast, else by its shuffle chunks. Returns how many of each (0 when
+// the plan was not built for this source's format).
+int64_t planned_bytes(const ImageRef& src, int64_t x, int64_t y, const SamplePlan& plan, uint8_t* ys, uint8_t* us,
+                      uint8_t* vs) {
+  if (plan.format != src.format) return 0;
+  const PlanRows from = plan_rows(src, x, y);
+  if (plan.words.chunks > 0 && kernels::word_picks_fast()) {
+    kernels::word_picked_yuv_bytes(from.rows, plan.words, from.limits, ys, us, vs);
+    return plan.words.outputs * plan.words.chunks;
+  }
+  if (plan.chunks == 0) return 0;
+  kernels::shuffled_yuv_bytes(from.rows, plan.streams.data(), from.limits, plan.slots.data(), plan.chunks, ys, us, vs);
+  return 8 * plan.chunks;
+}
+
+// How many outputs planned_bytes gives for `plan` (where it is built for the source's format).
+int64_t planned_outputs(const SamplePlan& plan) {
+  return plan.words.chunks > 0 && kernels::word_picks_fast() ? plan.words.outputs * plan.words.chunks : 8 * plan.chunks;
+}
+
 }  // namespace
 
 int64_t read_row_planned(const ImageRef& src, int64_t x, int64_t y, const ColorCoeffs& coeffs, const SamplePlan& plan,
                          const float* affine, float* r, float* g, float* b, uint8_t* staging) {
-  if (plan.format != src.format || (plan.chunks == 0 && plan.words.chunks == 0)) return 0;
-  const PlanRows from = plan_rows(src, x, y);
-  if (plan.words.chunks > 0 && kernels::word_picks_fast()) {
-    const int64_t n = plan.words.outputs * plan.words.chunks;
-    kernels::word_picked_yuv_bytes(from.rows, plan.words, from.limits, staging, staging + n, staging + 2 * n);
-    kernels::planar_yuv_to_rgb(staging, staging + n, staging + 2 * n, n, coeffs, r, g, b, affine);
-    return n;
-  }
-  if (plan.chunks == 0) return 0;
-  kernels::shuffled_yuv_to_rgb(from.rows, plan.streams.data(), from.limits, plan.slots.data(), plan.chunks, coeffs,
-                               affine, r, g, b);
-  return 8 * plan.chunks;
+  const int64_t n = planned_outputs(plan);
+  if (planned_bytes(src, x, y, plan, staging, staging + n, staging + 2 * n) == 0) return 0;
+  kernels::planar_yuv_to_rgb(staging, staging + n, staging + 2 * n, n, coeffs, r, g, b, affine);
+  return n;
 }
 
 int64_t read_row_planned_half(const ImageRef& src, int64_t x, int64_t y, const ColorCoeffs& coeffs,
-                              const SamplePlan& plan, const float* affine, uint16_t* const* out, const RgbaRows& floats,
-                              uint8_t* staging) {
-  if (plan.format == src.format && plan.words.chunks > 0 && kernels::word_picks_fast()) {
-    const PlanRows from = plan_rows(src, x, y);
-    const int64_t n = plan.words.outputs * plan.words.chunks;
-    kernels::word_picked_yuv_bytes(from.rows, plan.words, from.limits, staging, staging + n, staging + 2 * n);
-    kernels::planar_yuv_to_half(staging, staging + n, staging + 2 * n, n, coeffs, out[0], out[1], out[2], affine);
-    return n;
-  }
-  const int64_t n = read_row_planned(src, x, y, coeffs, plan, affine, floats.channel(0), floats.channel(1),
-                                     floats.channel(2), staging);
-  for (int c = 0; c < 3; ++c) kernels::store_f16(floats.channel(c), 1.0f, 0.0f, out[c], n);
+                              const SamplePlan& plan, const float* affine, uint16_t* const* out, uint8_t* staging) {
+  const int64_t n = planned_outputs(plan);
+  if (planned_bytes(src, x, y, plan, staging, staging + n, staging + 2 * n) == 0) return 0;
+  kernels::planar_yuv_to_half(staging, staging + n, staging + 2 * n, n, coeffs, out[0], out[1], out[2], affine);
   return n;
 }
 
@@ -529,20 +588,8 @@ YuvBytes read_row_yuv_bytes(const ImageRef& src, int64_t x, int64_t y, const int
     case PixelFormat::Yuyv:
     case PixelFormat::Uyvy:
     case PixelFormat::Vyuy: {
-      int64_t done = 0;
-      const bool words = plan.words.chunks > 0 && kernels::word_picks_fast();
-      if (index != nullptr && plan.format == src.format && (plan.chunks > 0 || words)) {
-        // The plan, as read_row_planned, stopping at the picked bytes.
-        const PlanRows from = plan_rows(src, x, y);
-        if (words) {
-          kernels::word_picked_yuv_bytes(from.rows, plan.words, from.limits, ys, us, vs);
-          done = plan.words.outputs * plan.words.chunks;
-        } else {
-          kernels::shuffled_yuv_bytes(from.rows, plan.streams.data(), from.limits, plan.slots.data(), plan.chunks, ys,
-                                      us, vs);
-          done = 8 * plan.chunks;
-        }
-      }
+      // The plan's outputs first, as read_row_planned, stopping at the picked bytes.
+      const int64_t done = index != nullptr ? planned_bytes(src, x, y, plan, ys, us, vs) : 0;
       if (semi_planar_subsampled(src.format)) {
         const SemiPlanarLine line = semi_planar_line(src, x, y);
         if (index == nullptr) {

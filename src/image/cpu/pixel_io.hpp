@@ -56,19 +56,18 @@ struct SamplePlan {
   void build_words(bool semi, const std::array<int, 4>& pos, const int32_t* index, int64_t n);
 };
 
-/// The first outputs of read_row_sampled by the plan alone (its word picks where they are
-/// fast, else its shuffle chunks), normalised by `affine` as kernels::shuffled_yuv_to_rgb says;
-/// returns how many were written (0 when the plan was not built for this source's format).
-/// `staging` holds 3 * (outputs) bytes.
+/// The first outputs of read_row_sampled by the plan alone: its picked Y, U and V bytes (by its
+/// word picks where they are fast, else by its shuffle chunks) decoded by
+/// kernels::planar_yuv_to_rgb, normalised by `affine` (null: plain 0..255 floats); returns how
+/// many were written (0 when the plan was not built for this source's format). `staging` holds
+/// 3 * (outputs) bytes.
 int64_t read_row_planned(const ImageRef& src, int64_t x, int64_t y, const ColorCoeffs& coeffs, const SamplePlan& plan,
                          const float* affine, float* r, float* g, float* b, uint8_t* staging);
 
 /// read_row_planned with `affine` (not null) into IEEE half rows `out` (R, G, B), rounded to
-/// nearest even as kernels::store_f16 rounds: straight from the word picks where they are fast,
-/// else through `floats`' channels 0..2 (plan.outputs floats each).
+/// nearest even as kernels::store_f16 rounds, straight from the picked bytes.
 int64_t read_row_planned_half(const ImageRef& src, int64_t x, int64_t y, const ColorCoeffs& coeffs,
-                              const SamplePlan& plan, const float* affine, uint16_t* const* out, const RgbaRows& floats,
-                              uint8_t* staging);
+                              const SamplePlan& plan, const float* affine, uint16_t* const* out, uint8_t* staging);
 
 /// Decodes only the pixels `x + index[i]`, i < n, of source row `y` (nearest sampling along the
 /// row: decoding costs what the output needs, not what the source holds), by `plan` where it
