@@ -1222,15 +1222,21 @@ HWY_INLINE hn::Vec<hn::Full128<uint8_t>> chunk_picks(const uint8_t* row, int64_t
 }
 
 #if HWY_ARCH_X86 && HWY_CAP_GE256
-// One stream's picks of pair p (see ShuffleStream) in a 256-bit register; kWindows 0: `windows`.
+// One stream's picks of pair p (see ShuffleStream) in a 256-bit register, the lower block's
+// windows from `from` and the upper block's from `upper` (null: 16 bytes past `from`, one
+// 32-byte load a window); kWindows 0: `windows`.
 template <int kWindows>
-HWY_INLINE hn::Vec<hn::Full256<uint8_t>> pair_picks(const uint8_t* from, const uint8_t* control, int windows) {
+HWY_INLINE hn::Vec<hn::Full256<uint8_t>> pair_picks(const uint8_t* from, const uint8_t* upper, const uint8_t* control,
+                                                    int windows) {
   const hn::Full256<uint8_t> d32;
+  const hn::Full128<uint8_t> d16;
   const int count = kWindows > 0 ? kWindows : windows;
-  auto v = hn::TableLookupBytesOr0(hn::LoadU(d32, from), hn::LoadU(d32, control));
-  for (int w = 1; w < count; ++w) {
-    v = hn::Or(v, hn::TableLookupBytesOr0(hn::LoadU(d32, from + 16 * w), hn::LoadU(d32, control + 32 * w)));
-  }
+  const auto window = [&](int w) {
+    return upper == nullptr ? hn::LoadU(d32, from + 16 * w)
+                            : hn::Combine(d32, hn::LoadU(d16, upper + 16 * w), hn::LoadU(d16, from + 16 * w));
+  };
+  auto v = hn::TableLookupBytesOr0(window(0), hn::LoadU(d32, control));
+  for (int w = 1; w < count; ++w) v = hn::Or(v, hn::TableLookupBytesOr0(window(w), hn::LoadU(d32, control + 32 * w)));
   return v;
 }
 
@@ -1253,8 +1259,9 @@ HWY_INLINE void store_pair(hn::Vec<hn::Full256<uint8_t>> v, bool packed, uint8_t
 
 #if HWY_ARCH_X86 && HWY_CAP_GE256
 // The pairs of ShuffledYuvBytesInRegisters (kW0, kW1: the streams' pair windows, 0 to read them
-// from the plan); a pair that does not fit goes to one_chunk(k) twice. Returns the chunks done.
-template <bool kSemi, int kW0, int kW1, class OneChunk>
+// from the plan; kSplit: whether either stream has pair_split); a pair that does not fit goes
+// to one_chunk(k) twice. Returns the chunks done.
+template <bool kSemi, int kW0, int kW1, bool kSplit, class OneChunk>
 HWY_NOINLINE int64_t PairedYuvBytes(const uint8_t* const* rows, const ShuffleStream* streams, const int64_t* limits,
                                     int64_t pairs, uint8_t* HWY_RESTRICT y, uint8_t* HWY_RESTRICT u,
                                     uint8_t* HWY_RESTRICT v, const OneChunk& one_chunk) {
@@ -1262,21 +1269,27 @@ HWY_NOINLINE int64_t PairedYuvBytes(const uint8_t* const* rows, const ShuffleStr
   const uint8_t* const row1 = rows[1];
   const int32_t* const pair0 = streams[0].pair_base.data();
   const int32_t* const pair1 = streams[1].pair_base.data();
+  const int32_t* const upper0 = streams[0].pair_split ? streams[0].pair_upper.data() : nullptr;
+  const int32_t* const upper1 = streams[1].pair_split ? streams[1].pair_upper.data() : nullptr;
   const uint8_t* control0 = streams[0].pair_control.data();
   const uint8_t* control1 = streams[1].pair_control.data();
   const int windows0 = kW0 > 0 ? kW0 : streams[0].pair_windows;
   const int windows1 = kW1 > 0 ? kW1 : streams[1].pair_windows;
-  // The last pair base whose windows stay within the row (a 32-byte load at 16 (windows - 1)).
-  const int64_t last0 = limits[0] - 16 * (windows0 + 1), last1 = limits[1] - 16 * (windows1 + 1);
+  // The last base whose windows stay within the row: a 32-byte load at 16 (windows - 1), or
+  // 16-byte ones at 16 (windows - 1) from either block's base.
+  const int64_t last0 = limits[0] - 16 * (windows0 + (upper0 ? 0 : 1));
+  const int64_t last1 = limits[1] - 16 * (windows1 + (upper1 ? 0 : 1));
   for (int64_t p = 0; p < pairs; ++p, control0 += 32 * windows0, control1 += 32 * windows1) {
     const int64_t at0 = pair0[p], at1 = pair1[p];
-    if (HWY_UNLIKELY(at0 < 0 || at1 < 0 || at0 > last0 || at1 > last1)) {
+    const int64_t top0 = kSplit && upper0 ? std::max<int64_t>(at0, upper0[p]) : at0;
+    const int64_t top1 = kSplit && upper1 ? std::max<int64_t>(at1, upper1[p]) : at1;
+    if (HWY_UNLIKELY(at0 < 0 || at1 < 0 || top0 > last0 || top1 > last1)) {
       one_chunk(2 * p);
       one_chunk(2 * p + 1);
       continue;
     }
-    const auto a = pair_picks<kW0>(row0 + at0, control0, windows0);
-    const auto b = pair_picks<kW1>(row1 + at1, control1, windows1);
+    const auto a = pair_picks<kW0>(row0 + at0, kSplit && upper0 ? row0 + upper0[p] : nullptr, control0, windows0);
+    const auto b = pair_picks<kW1>(row1 + at1, kSplit && upper1 ? row1 + upper1[p] : nullptr, control1, windows1);
     if (kSemi) {
       store_pair(a, true, y + 16 * p, nullptr);
       store_pair(b, false, u + 16 * p, v + 16 * p);
@@ -1322,9 +1335,11 @@ void ShuffledYuvBytesInRegisters(const uint8_t* const* rows, const ShuffleStream
   if (streams[0].pair_packed == kSemi && streams[1].pair_packed == !kSemi) {
     const int64_t pairs = std::min<int64_t>(chunks / 2, static_cast<int64_t>(streams[0].pair_base.size()));
     // Two windows a stream: the 3:1 letterbox of 1080p (and any step up to 16 bytes a pixel).
-    k = streams[0].pair_windows == 2 && streams[1].pair_windows == 2
-            ? PairedYuvBytes<kSemi, 2, 2>(rows, streams, limits, pairs, y, u, v, one_chunk)
-            : PairedYuvBytes<kSemi, 0, 0>(rows, streams, limits, pairs, y, u, v, one_chunk);
+    const bool split = streams[0].pair_split || streams[1].pair_split;
+    k = split ? PairedYuvBytes<kSemi, 0, 0, true>(rows, streams, limits, pairs, y, u, v, one_chunk)
+        : streams[0].pair_windows == 2 && streams[1].pair_windows == 2
+            ? PairedYuvBytes<kSemi, 2, 2, false>(rows, streams, limits, pairs, y, u, v, one_chunk)
+            : PairedYuvBytes<kSemi, 0, 0, false>(rows, streams, limits, pairs, y, u, v, one_chunk);
   }
 #endif
   for (; k < chunks; ++k) one_chunk(k);

@@ -76,21 +76,24 @@ void sampled_packed_422_to_rgb(const uint8_t* p, int order, const int32_t* index
 /// (0x80: none). The windows' picks ORed fill the chunk's 16 slots.
 ///
 /// The same picks two chunks at a time for 256-bit shuffles (AVX2), where they fit: pair p
-/// (chunks 2p and 2p + 1) loads `pair_windows` 32-byte windows from row + pair_base[p] + 16 w,
-/// so that the lower 128-bit block sees row + pair_base[p] + 16 w and the upper one 16 bytes
-/// further on; control (32 bytes a window, at pair_control[(p * pair_windows + w) * 32]) as
-/// above, per block. The lower block's slots 0..7 take chunk 2p's slots 0..7 and its slots
-/// 8..15 chunk 2p's 8..15; the upper block's take chunk 2p + 1's, its slots 0..7 moved to 8..15
-/// where the stream leaves 8..15 unused (`pair_packed`), so that each 8-slot group of the pair
-/// is 16 outputs of one channel after a 64-bit permute. pair_base[p] < 0: the pair does not
-/// fit; pick its chunks one by one.
+/// (chunks 2p and 2p + 1) loads `pair_windows` windows, the lower 128-bit block of window w
+/// from row + pair_base[p] + 16 w and the upper block from 16 bytes further on (one 32-byte
+/// load), or with `pair_split` from row + pair_upper[p] + 16 w (strides that spread a pair over
+/// more than 4 windows that way); control (32 bytes a window, at
+/// pair_control[(p * pair_windows + w) * 32]) as above, per block. The lower block's slots take
+/// chunk 2p's slots, the upper block's chunk 2p + 1's, its slots 0..7 moved to 8..15 where
+/// the stream leaves 8..15 unused (`pair_packed`), so that each 8-slot group of the pair is 16
+/// outputs of one channel after a 64-bit permute. pair_base[p] < 0: the pair does not fit;
+/// pick its chunks one by one.
 struct ShuffleStream {
   int windows = 0;
   std::vector<int32_t> base;
   std::vector<uint8_t> control;
   int pair_windows = 0;
   bool pair_packed = false;
+  bool pair_split = false;
   std::vector<int32_t> pair_base;
+  std::vector<int32_t> pair_upper;
   std::vector<uint8_t> pair_control;
 };
 /// Nearest-sampled YUV bytes by 16-bit permutes. Op o < 2 of chunk k reads the 128 bytes at

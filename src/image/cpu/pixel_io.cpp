@@ -315,16 +315,34 @@ void build_pairs(kernels::ShuffleStream& stream, const Offset& offset, int64_t c
       if (o >= 0) lo = std::min(lo, o), hi = std::max(hi, o);
     }
   };
+  // Each pair's chunks' spans, and whether every pair fits kMaxWindows with the upper block 16
+  // bytes past the lower one (one 32-byte load a window); else each block starts at its own
+  // chunk's lowest byte (two 16-byte loads a window, as many windows as the chunks have).
+  std::vector<int64_t> lo(static_cast<std::size_t>(2 * pairs)), hi(static_cast<std::size_t>(2 * pairs));
+  stream.pair_split = false;
+  for (int64_t k = 0; k < 2 * pairs; ++k) span(k, lo[static_cast<std::size_t>(k)], hi[static_cast<std::size_t>(k)]);
+  const auto contiguous_windows = [&](int64_t p, int64_t at) {
+    return std::max((hi[2 * p] - at) / 16 + 1, (hi[2 * p + 1] - at - 16) / 16 + 1);
+  };
   for (int64_t p = 0; p < pairs; ++p) {
-    int64_t lo0, hi0, lo1, hi1;
-    span(2 * p, lo0, hi0);
-    span(2 * p + 1, lo1, hi1);
-    // The upper block sees 16 bytes past the lower one: both chunks must fit from there.
-    const int64_t at = std::min(lo0, lo1 - 16);
-    if (at < 0 || hi0 < 0 || hi1 < 0) continue;
-    const int64_t windows = std::max((hi0 - at) / 16 + 1, (hi1 - at - 16) / 16 + 1);
-    if (windows > kMaxWindows) continue;
-    stream.pair_base[static_cast<std::size_t>(p)] = static_cast<int32_t>(at);
+    const int64_t at = std::min(lo[2 * p], lo[2 * p + 1] - 16);
+    if (at >= 0 && contiguous_windows(p, at) > kMaxWindows) stream.pair_split = true;
+  }
+  stream.pair_upper.assign(stream.pair_split ? static_cast<std::size_t>(pairs) : 0, -1);
+  for (int64_t p = 0; p < pairs; ++p) {
+    if (hi[2 * p] < 0 || hi[2 * p + 1] < 0) continue;
+    int64_t windows = 0;
+    if (stream.pair_split) {
+      windows = std::max((hi[2 * p] - lo[2 * p]) / 16 + 1, (hi[2 * p + 1] - lo[2 * p + 1]) / 16 + 1);
+      if (windows > kMaxWindows) continue;
+      stream.pair_base[p] = static_cast<int32_t>(lo[2 * p]);
+      stream.pair_upper[p] = static_cast<int32_t>(lo[2 * p + 1]);
+    } else {
+      const int64_t at = std::min(lo[2 * p], lo[2 * p + 1] - 16);
+      if (at < 0) continue;  // the row's first bytes, rising by less than 16 a chunk
+      windows = contiguous_windows(p, at);
+      stream.pair_base[p] = static_cast<int32_t>(at);
+    }
     stream.pair_windows = std::max(stream.pair_windows, static_cast<int>(windows));
   }
   const int64_t bytes = 32 * stream.pair_windows;
@@ -333,10 +351,11 @@ void build_pairs(kernels::ShuffleStream& stream, const Offset& offset, int64_t c
     const int64_t at = stream.pair_base[static_cast<std::size_t>(p)];
     if (at < 0) continue;
     for (int block = 0; block < 2; ++block) {
+      const int64_t from = block == 0 ? at : stream.pair_split ? stream.pair_upper[p] : at + 16;
       for (int slot = 0; slot < 16; ++slot) {
         const int64_t o = offset(slot, 16 * p + 8 * block + slot % 8);
         if (o < 0) continue;
-        const int64_t d = o - at - 16 * block;
+        const int64_t d = o - from;
         const int to = block == 1 && stream.pair_packed ? slot + 8 : slot;
         stream.pair_control[static_cast<std::size_t>(p * bytes + (d / 16) * 32 + 16 * block + to)] =
             static_cast<uint8_t>(d % 16);
