@@ -424,23 +424,35 @@ HWY_INLINE void PlanarYuvNormalised(const uint8_t* HWY_RESTRICT y, const uint8_t
   const DF df;
   const int64_t lanes = static_cast<int64_t>(hn::Lanes(df));
   const ColorCoeffs coeffs = c;
-  const auto sr = hn::Set(df, affine[0]), sg = hn::Set(df, affine[1]), sb = hn::Set(df, affine[2]);
-  const auto br = hn::Set(df, affine[3]), bg = hn::Set(df, affine[4]), bb = hn::Set(df, affine[5]);
+  // Each output is clamp(R) * scale + bias, where R is y, u and v times the decode's factors
+  // plus a constant: so y, u and v times those factors scaled, plus a constant scaled and
+  // biased, clamped to where 0 and 255 go (two to three multiply-adds a channel, not five).
+  float ky[3], ku[3], kv[3], k0[3], lo[3], hi[3];
+  const float cu[3] = {0.0f, -coeffs.gu, coeffs.bu}, cv[3] = {coeffs.rv, -coeffs.gv, 0.0f};
+  for (int ch = 0; ch < 3; ++ch) {
+    const float s = affine[ch], t = affine[3 + ch];
+    ky[ch] = coeffs.y_scale * s, ku[ch] = cu[ch] * s, kv[ch] = cv[ch] * s;
+    k0[ch] = (-coeffs.y_offset * coeffs.y_scale - 128.0f * (cu[ch] + cv[ch])) * s + t;
+    lo[ch] = std::min(t, 255.0f * s + t), hi[ch] = std::max(t, 255.0f * s + t);
+  }
+  T* const out[3] = {r, g, b};
   int64_t i = 0;
   for (; i + lanes <= n; i += lanes) {
-    hn::Vec<DF> rr, gg, bl;
-    yuv_clamped(df, load_u8_as_f32(df, y + i), load_u8_as_f32(df, u + i), load_u8_as_f32(df, v + i), coeffs, rr, gg,
-                bl);
-    StoreNormalised(df, hn::MulAdd(rr, sr, br), r + i);
-    StoreNormalised(df, hn::MulAdd(gg, sg, bg), g + i);
-    StoreNormalised(df, hn::MulAdd(bl, sb, bb), b + i);
+    const auto fy = load_u8_as_f32(df, y + i), fu = load_u8_as_f32(df, u + i), fv = load_u8_as_f32(df, v + i);
+    for (int ch = 0; ch < 3; ++ch) {
+      auto x = hn::MulAdd(fy, hn::Set(df, ky[ch]), hn::Set(df, k0[ch]));
+      if (ch != 0) x = hn::MulAdd(fu, hn::Set(df, ku[ch]), x);
+      if (ch != 2) x = hn::MulAdd(fv, hn::Set(df, kv[ch]), x);
+      StoreNormalised(df, hn::Min(hn::Max(x, hn::Set(df, lo[ch])), hn::Set(df, hi[ch])), out[ch] + i);
+    }
   }
   for (; i < n; ++i) {
-    float rgb[3];
-    yuv_scalar(y[i], u[i], v[i], coeffs, rgb, rgb + 1, rgb + 2);
-    r[i] = normalised_scalar(rgb[0] * affine[0] + affine[3], r);
-    g[i] = normalised_scalar(rgb[1] * affine[1] + affine[4], g);
-    b[i] = normalised_scalar(rgb[2] * affine[2] + affine[5], b);
+    for (int ch = 0; ch < 3; ++ch) {
+      float x = std::fma(static_cast<float>(y[i]), ky[ch], k0[ch]);
+      if (ch != 0) x = std::fma(static_cast<float>(u[i]), ku[ch], x);
+      if (ch != 2) x = std::fma(static_cast<float>(v[i]), kv[ch], x);
+      out[ch][i] = normalised_scalar(std::min(std::max(x, lo[ch]), hi[ch]), out[ch]);
+    }
   }
 }
 
