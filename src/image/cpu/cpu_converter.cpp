@@ -472,13 +472,22 @@ bool CpuConverter::write_q6_pixels(Scratch& s, int64_t y, int64_t r) {
   const Geometry& g = plan_->geometry;
   const Rect& box = g.content;
   prefetch_next(r);
-  const YuvBytes bytes = read_row_yuv_bytes(*src_, g.crop.x, g.crop.y + g.vertical.index[r], plan_->q6_positions.data(),
-                                            box.width, s.staging.data(), plan_->q6_sample);
-  if (bytes.y == nullptr) return false;
   const int channels = params_.channels;
+  const int64_t line = g.crop.y + g.vertical.index[r];
   auto* row = reinterpret_cast<uint8_t*>(dst_->planes[0].base + y * dst_->planes[0].row);
-  kernels::yuv_to_8bit_pixels(bytes.y, bytes.u, bytes.v, box.width, fixed_, params_.order.data(), channels, flip_,
-                              row + box.x * channels);
+  uint8_t* const pixels = row + box.x * channels;
+  // The plan's pairs straight to pixels where they can (AVX2), the rest through the bytes.
+  const int64_t done = read_row_planned_pixels(*src_, g.crop.x, line, plan_->q6_sample, fixed_, params_.order.data(),
+                                               channels, flip_, pixels);
+  if (done < box.width) {
+    static const SamplePlan kNoPlan;
+    const YuvBytes bytes =
+        read_row_yuv_bytes(*src_, g.crop.x, line, plan_->q6_positions.data() + done, box.width - done, s.staging.data(),
+                           done > 0 ? kNoPlan : plan_->q6_sample);
+    if (bytes.y == nullptr) return false;
+    kernels::yuv_to_8bit_pixels(bytes.y, bytes.u, bytes.v, box.width - done, fixed_, params_.order.data(), channels,
+                                flip_, pixels + done * channels);
+  }
   const auto pad = [&](int64_t from, int64_t to) {
     for (int64_t x = from; x < to; ++x)
       std::memcpy(row + x * channels, pad8_.data(), static_cast<std::size_t>(channels));

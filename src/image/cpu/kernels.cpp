@@ -417,42 +417,50 @@ inline uint16_t normalised_scalar(float v, uint16_t*) {
   return half_from_float(v);
 }
 
+// Each normalised output is clamp(R) * scale + bias, where R is y, u and v times the decode's
+// factors plus a constant: so y, u and v times those factors scaled, plus a constant scaled and
+// biased, clamped to where 0 and 255 go (two or three multiply-adds a channel, not five).
+struct NormalisedFactors {
+  float ky[3], ku[3], kv[3], k0[3], lo[3], hi[3];
+  NormalisedFactors(const ColorCoeffs& c, const float* affine) {
+    const float cu[3] = {0.0f, -c.gu, c.bu}, cv[3] = {c.rv, -c.gv, 0.0f};
+    for (int ch = 0; ch < 3; ++ch) {
+      const float s = affine[ch], t = affine[3 + ch];
+      ky[ch] = c.y_scale * s, ku[ch] = cu[ch] * s, kv[ch] = cv[ch] * s;
+      k0[ch] = (-c.y_offset * c.y_scale - 128.0f * (cu[ch] + cv[ch])) * s + t;
+      lo[ch] = std::min(t, 255.0f * s + t), hi[ch] = std::max(t, 255.0f * s + t);
+    }
+  }
+  template <class D, class V>
+  HWY_INLINE V channel(D d, int ch, V y, V u, V v) const {
+    auto x = hn::MulAdd(y, hn::Set(d, ky[ch]), hn::Set(d, k0[ch]));
+    if (ch != 0) x = hn::MulAdd(u, hn::Set(d, ku[ch]), x);
+    if (ch != 2) x = hn::MulAdd(v, hn::Set(d, kv[ch]), x);
+    return hn::Min(hn::Max(x, hn::Set(d, lo[ch])), hn::Set(d, hi[ch]));
+  }
+  float channel(int ch, uint8_t y, uint8_t u, uint8_t v) const {
+    float x = std::fma(static_cast<float>(y), ky[ch], k0[ch]);
+    if (ch != 0) x = std::fma(static_cast<float>(u), ku[ch], x);
+    if (ch != 2) x = std::fma(static_cast<float>(v), kv[ch], x);
+    return std::min(std::max(x, lo[ch]), hi[ch]);
+  }
+};
+
 template <typename T>
 HWY_INLINE void PlanarYuvNormalised(const uint8_t* HWY_RESTRICT y, const uint8_t* HWY_RESTRICT u,
                                     const uint8_t* HWY_RESTRICT v, int64_t n, const ColorCoeffs& c, const float* affine,
                                     T* HWY_RESTRICT r, T* HWY_RESTRICT g, T* HWY_RESTRICT b) {
   const DF df;
   const int64_t lanes = static_cast<int64_t>(hn::Lanes(df));
-  const ColorCoeffs coeffs = c;
-  // Each output is clamp(R) * scale + bias, where R is y, u and v times the decode's factors
-  // plus a constant: so y, u and v times those factors scaled, plus a constant scaled and
-  // biased, clamped to where 0 and 255 go (two to three multiply-adds a channel, not five).
-  float ky[3], ku[3], kv[3], k0[3], lo[3], hi[3];
-  const float cu[3] = {0.0f, -coeffs.gu, coeffs.bu}, cv[3] = {coeffs.rv, -coeffs.gv, 0.0f};
-  for (int ch = 0; ch < 3; ++ch) {
-    const float s = affine[ch], t = affine[3 + ch];
-    ky[ch] = coeffs.y_scale * s, ku[ch] = cu[ch] * s, kv[ch] = cv[ch] * s;
-    k0[ch] = (-coeffs.y_offset * coeffs.y_scale - 128.0f * (cu[ch] + cv[ch])) * s + t;
-    lo[ch] = std::min(t, 255.0f * s + t), hi[ch] = std::max(t, 255.0f * s + t);
-  }
+  const NormalisedFactors f(c, affine);
   T* const out[3] = {r, g, b};
   int64_t i = 0;
   for (; i + lanes <= n; i += lanes) {
     const auto fy = load_u8_as_f32(df, y + i), fu = load_u8_as_f32(df, u + i), fv = load_u8_as_f32(df, v + i);
-    for (int ch = 0; ch < 3; ++ch) {
-      auto x = hn::MulAdd(fy, hn::Set(df, ky[ch]), hn::Set(df, k0[ch]));
-      if (ch != 0) x = hn::MulAdd(fu, hn::Set(df, ku[ch]), x);
-      if (ch != 2) x = hn::MulAdd(fv, hn::Set(df, kv[ch]), x);
-      StoreNormalised(df, hn::Min(hn::Max(x, hn::Set(df, lo[ch])), hn::Set(df, hi[ch])), out[ch] + i);
-    }
+    for (int ch = 0; ch < 3; ++ch) StoreNormalised(df, f.channel(df, ch, fy, fu, fv), out[ch] + i);
   }
   for (; i < n; ++i) {
-    for (int ch = 0; ch < 3; ++ch) {
-      float x = std::fma(static_cast<float>(y[i]), ky[ch], k0[ch]);
-      if (ch != 0) x = std::fma(static_cast<float>(u[i]), ku[ch], x);
-      if (ch != 2) x = std::fma(static_cast<float>(v[i]), kv[ch], x);
-      out[ch][i] = normalised_scalar(std::min(std::max(x, lo[ch]), hi[ch]), out[ch]);
-    }
+    for (int ch = 0; ch < 3; ++ch) out[ch][i] = normalised_scalar(f.channel(ch, y[i], u[i], v[i]), out[ch]);
   }
 }
 
@@ -1102,52 +1110,43 @@ void Packed422PairsQ6(const uint8_t* HWY_RESTRICT a, const uint8_t* HWY_RESTRICT
 
 // The Q6 values never leave registers: rounded, narrowed and interleaved where they are made.
 #if HWY_TARGET == HWY_AVX2
-// YuvTo8BitPixels for RGB, BGR, RGBA and BGRA on AVX2, 16 pixels a step: no clamps (the
+// YuvTo8BitPixels' pixels for RGB, BGR, RGBA and BGRA on AVX2, 16 at a time: no clamps (the
 // rounded values are saturated to bytes by vpackuswb, which is what clamping to 0..255 * 64
 // first gives), and the pixels interleaved from the packed bytes by in-lane shuffles, where
 // the general loop narrows each channel across lanes and interleaves them after (a third of
 // its time in shuffles, and spills of the channel order it picks from at run time).
 template <int kChannels, bool kBgr>
-int64_t YuvTo8BitPixelsAvx2(const uint8_t* HWY_RESTRICT y, const uint8_t* HWY_RESTRICT u, const uint8_t* HWY_RESTRICT v,
-                            int64_t n, const FixedCoeffs& c, uint8_t flip, uint8_t* HWY_RESTRICT out) {
-  const D16 d;
-  const hn::Rebind<uint8_t, D16> d8;
-  const FixedCoeffs coeffs = c;
-  const auto half = hn::Set(d, 32);
-  const __m256i vflip = _mm256_set1_epi8(static_cast<char>(flip));
-  // Per 128-bit lane, from 8 pixels' first-channel bytes 0..7 and second-channel bytes 8..15
-  // (ab) and third-channel bytes 0..7 (cc): 3 channels, the first 16 bytes and the last 8.
-  constexpr char X = -128;
-  const __m256i ab_head = _mm256_setr_epi8(0, 8, X, 1, 9, X, 2, 10, X, 3, 11, X, 4, 12, X, 5,  //
-                                           0, 8, X, 1, 9, X, 2, 10, X, 3, 11, X, 4, 12, X, 5);
-  const __m256i c_head = _mm256_setr_epi8(X, X, 0, X, X, 1, X, X, 2, X, X, 3, X, X, 4, X,  //
-                                          X, X, 0, X, X, 1, X, X, 2, X, X, 3, X, X, 4, X);
-  const __m256i ab_tail = _mm256_setr_epi8(13, X, 6, 14, X, 7, 15, X, X, X, X, X, X, X, X, X,  //
-                                           13, X, 6, 14, X, 7, 15, X, X, X, X, X, X, X, X, X);
-  const __m256i c_tail = _mm256_setr_epi8(X, 5, X, X, 6, X, X, 7, X, X, X, X, X, X, X, X,  //
-                                          X, 5, X, X, 6, X, X, 7, X, X, X, X, X, X, X, X);
-  // 4 channels: bytes 0..7 and 8..15 of a lane as pairs.
-  const __m256i pairs = _mm256_setr_epi8(0, 8, 1, 9, 2, 10, 3, 11, 4, 12, 5, 13, 6, 14, 7, 15,  //
-                                         0, 8, 1, 9, 2, 10, 3, 11, 4, 12, 5, 13, 6, 14, 7, 15);
-  const __m256i opaque = _mm256_set1_epi16(static_cast<int16_t>(255 * 64));
-  int64_t i = 0;
-  for (; i + 16 <= n; i += 16) {
-    const auto widen = [&](const uint8_t* p) {
-      return hn::BitCast(d, hn::PromoteTo(hn::RebindToUnsigned<D16>(), hn::LoadU(d8, p)));
-    };
+class Avx2Pixels {
+ public:
+  Avx2Pixels(const FixedCoeffs& c, uint8_t flip) : coeffs_(c), vflip_(_mm256_set1_epi8(static_cast<char>(flip))) {}
+
+  // 16 pixels from their Y, U and V bytes in 16-bit lanes.
+  HWY_INLINE void put(__m256i y16, __m256i u16, __m256i v16, uint8_t* HWY_RESTRICT o) const {
+    const D16 d;
+    const auto half = hn::Set(d, 32);
     hn::Vec<D16> rv, gu, gv, u6, bu;
-    chroma_q6(d, widen(u + i), widen(v + i), coeffs, rv, gu, gv, u6, bu);
-    const auto yl = luma_q6(d, widen(y + i), coeffs);
+    chroma_q6(d, hn::Vec<D16>{u16}, hn::Vec<D16>{v16}, coeffs_, rv, gu, gv, u6, bu);
+    const auto yl = luma_q6(d, hn::Vec<D16>{y16}, coeffs_);
     const auto round = [&](hn::Vec<D16> q) { return hn::ShiftRight<6>(hn::SaturatedAdd(q, half)).raw; };
     const __m256i r = round(hn::SaturatedAdd(yl, rv));
     const __m256i g = round(hn::SaturatedSub(hn::SaturatedSub(yl, gu), gv));
     const __m256i b = round(hn::SaturatedAdd(hn::SaturatedAdd(yl, u6), bu));
     const __m256i first = kBgr ? b : r, third = kBgr ? r : b;
     // Lane k: pixels 8k .. 8k + 7, first channel bytes 0..7 and G 8..15.
-    const __m256i fg = _mm256_xor_si256(_mm256_packus_epi16(first, g), vflip);
-    uint8_t* const o = out + kChannels * i;
+    const __m256i fg = _mm256_xor_si256(_mm256_packus_epi16(first, g), vflip_);
+    // Per 128-bit lane, from 8 pixels' first-channel bytes 0..7 and second-channel bytes 8..15
+    // (fg) and third-channel bytes 0..7: 3 channels, the first 16 bytes and the last 8.
+    constexpr char X = -128;
     if constexpr (kChannels == 3) {
-      const __m256i tt = _mm256_xor_si256(_mm256_packus_epi16(third, third), vflip);
+      const __m256i ab_head = _mm256_setr_epi8(0, 8, X, 1, 9, X, 2, 10, X, 3, 11, X, 4, 12, X, 5,  //
+                                               0, 8, X, 1, 9, X, 2, 10, X, 3, 11, X, 4, 12, X, 5);
+      const __m256i c_head = _mm256_setr_epi8(X, X, 0, X, X, 1, X, X, 2, X, X, 3, X, X, 4, X,  //
+                                              X, X, 0, X, X, 1, X, X, 2, X, X, 3, X, X, 4, X);
+      const __m256i ab_tail = _mm256_setr_epi8(13, X, 6, 14, X, 7, 15, X, X, X, X, X, X, X, X, X,  //
+                                               13, X, 6, 14, X, 7, 15, X, X, X, X, X, X, X, X, X);
+      const __m256i c_tail = _mm256_setr_epi8(X, 5, X, X, 6, X, X, 7, X, X, X, X, X, X, X, X,  //
+                                              X, 5, X, X, 6, X, X, 7, X, X, X, X, X, X, X, X);
+      const __m256i tt = _mm256_xor_si256(_mm256_packus_epi16(third, third), vflip_);
       const __m256i head = _mm256_or_si256(_mm256_shuffle_epi8(fg, ab_head), _mm256_shuffle_epi8(tt, c_head));
       const __m256i tail = _mm256_or_si256(_mm256_shuffle_epi8(fg, ab_tail), _mm256_shuffle_epi8(tt, c_tail));
       _mm_storeu_si128(reinterpret_cast<__m128i*>(o), _mm256_castsi256_si128(head));
@@ -1155,8 +1154,11 @@ int64_t YuvTo8BitPixelsAvx2(const uint8_t* HWY_RESTRICT y, const uint8_t* HWY_RE
       _mm_storeu_si128(reinterpret_cast<__m128i*>(o + 24), _mm256_extracti128_si256(head, 1));
       _mm_storel_epi64(reinterpret_cast<__m128i*>(o + 40), _mm256_extracti128_si256(tail, 1));
     } else {
-      // Alpha is opaque before the flip, as the general loop writes it.
-      const __m256i ta = _mm256_xor_si256(_mm256_packus_epi16(third, _mm256_srai_epi16(opaque, 6)), vflip);
+      // Bytes 0..7 and 8..15 of a lane as pairs; alpha opaque before the flip, as the general
+      // loop writes it.
+      const __m256i pairs = _mm256_setr_epi8(0, 8, 1, 9, 2, 10, 3, 11, 4, 12, 5, 13, 6, 14, 7, 15,  //
+                                             0, 8, 1, 9, 2, 10, 3, 11, 4, 12, 5, 13, 6, 14, 7, 15);
+      const __m256i ta = _mm256_xor_si256(_mm256_packus_epi16(third, _mm256_set1_epi16(255)), vflip_);
       const __m256i p01 = _mm256_shuffle_epi8(fg, pairs), p23 = _mm256_shuffle_epi8(ta, pairs);
       const __m256i lo = _mm256_unpacklo_epi16(p01, p23);  // pixels 0..3 | 8..11
       const __m256i hi = _mm256_unpackhi_epi16(p01, p23);  // pixels 4..7 | 12..15
@@ -1164,6 +1166,22 @@ int64_t YuvTo8BitPixelsAvx2(const uint8_t* HWY_RESTRICT y, const uint8_t* HWY_RE
       _mm256_storeu_si256(reinterpret_cast<__m256i*>(o + 32), _mm256_permute2x128_si256(lo, hi, 0x31));
     }
   }
+
+ private:
+  const FixedCoeffs coeffs_;
+  const __m256i vflip_;
+};
+
+// YuvTo8BitPixels for RGB, BGR, RGBA and BGRA on AVX2, 16 pixels a step (Avx2Pixels).
+template <int kChannels, bool kBgr>
+int64_t YuvTo8BitPixelsAvx2(const uint8_t* HWY_RESTRICT y, const uint8_t* HWY_RESTRICT u, const uint8_t* HWY_RESTRICT v,
+                            int64_t n, const FixedCoeffs& c, uint8_t flip, uint8_t* HWY_RESTRICT out) {
+  const Avx2Pixels<kChannels, kBgr> pixels(c, flip);
+  const auto widen = [](const uint8_t* p) {
+    return _mm256_cvtepu8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+  };
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) pixels.put(widen(y + i), widen(u + i), widen(v + i), out + kChannels * i);
   return i;
 }
 #endif
@@ -1391,6 +1409,107 @@ void ShuffledYuvBytes(const uint8_t* const* rows, const ShuffleStream* streams, 
     std::memcpy(u + 8 * k, picked + slots[1], 8);
     std::memcpy(v + 8 * k, picked + slots[2], 8);
   }
+}
+
+#if HWY_TARGET == HWY_AVX2
+// The pairs of a shuffle plan, from the first on as long as they fit, straight to pixels: each
+// pair's 16 Y, U and V bytes go from its picks to Avx2Pixels in registers. Returns the outputs
+// written. On cold 1080p frames this overlaps the waits for the source's lines with the decode,
+// which a pass of picks and a pass of decode do not.
+template <bool kSemi, int kW, class Sink>
+HWY_NOINLINE int64_t PairedYuv(const uint8_t* const* rows, const ShuffleStream* streams, const int64_t* limits,
+                               int64_t pairs, const Sink& sink) {
+  const uint8_t* const row0 = rows[0];
+  const uint8_t* const row1 = rows[1];
+  const int32_t* const pair0 = streams[0].pair_base.data();
+  const int32_t* const pair1 = streams[1].pair_base.data();
+  const int32_t* const upper0 = streams[0].pair_split ? streams[0].pair_upper.data() : nullptr;
+  const int32_t* const upper1 = streams[1].pair_split ? streams[1].pair_upper.data() : nullptr;
+  const uint8_t* control0 = streams[0].pair_control.data();
+  const uint8_t* control1 = streams[1].pair_control.data();
+  const int windows0 = kW > 0 ? kW : streams[0].pair_windows;
+  const int windows1 = kW > 0 ? kW : streams[1].pair_windows;
+  const int64_t last0 = limits[0] - 16 * (windows0 + (upper0 ? 0 : 1));
+  const int64_t last1 = limits[1] - 16 * (windows1 + (upper1 ? 0 : 1));
+  const auto either_half = [](hn::Vec<hn::Full256<uint8_t>> v) {
+    return _mm_or_si128(_mm256_castsi256_si128(v.raw), _mm256_extracti128_si256(v.raw, 1));
+  };
+  const auto halves = [](hn::Vec<hn::Full256<uint8_t>> v) {
+    return _mm256_permute4x64_epi64(v.raw, _MM_SHUFFLE(3, 1, 2, 0));  // channel a | channel b
+  };
+  for (int64_t p = 0; p < pairs; ++p, control0 += 32 * windows0, control1 += 32 * windows1) {
+    const int64_t at0 = pair0[p], at1 = pair1[p];
+    const int64_t top0 = upper0 ? std::max<int64_t>(at0, upper0[p]) : at0;
+    const int64_t top1 = upper1 ? std::max<int64_t>(at1, upper1[p]) : at1;
+    if (at0 < 0 || at1 < 0 || top0 > last0 || top1 > last1) return 16 * p;
+    const auto a = pair_picks<kW>(row0 + at0, upper0 ? row0 + upper0[p] : nullptr, control0, windows0);
+    const auto b = pair_picks<kW>(row1 + at1, upper1 ? row1 + upper1[p] : nullptr, control1, windows1);
+    __m128i ys, us, vs;
+    if (kSemi) {
+      const __m256i uv = halves(b);
+      ys = either_half(a), us = _mm256_castsi256_si128(uv), vs = _mm256_extracti128_si256(uv, 1);
+    } else {
+      const __m256i yu = halves(a);
+      ys = _mm256_castsi256_si128(yu), us = _mm256_extracti128_si256(yu, 1), vs = either_half(b);
+    }
+    sink(ys, us, vs, 16 * p);
+  }
+  return 16 * pairs;
+}
+
+template <bool kSemi, class Sink>
+int64_t PairedYuvTo(const uint8_t* const* rows, const ShuffleStream* streams, const int64_t* limits, int64_t chunks,
+                    const Sink& sink) {
+  const int64_t pairs = std::min<int64_t>(chunks / 2, static_cast<int64_t>(streams[0].pair_base.size()));
+  const bool two =
+      !streams[0].pair_split && !streams[1].pair_split && streams[0].pair_windows == 2 && streams[1].pair_windows == 2;
+  return two ? PairedYuv<kSemi, 2>(rows, streams, limits, pairs, sink)
+             : PairedYuv<kSemi, 0>(rows, streams, limits, pairs, sink);
+}
+
+// Whether a plan's streams have pairs in the layout PairedYuv takes: semi-planar (slots 0, 16,
+// 24) Y alone | U, V; packed (slots 0, 8, 16) Y, U | V alone. *semi: which of the two.
+bool paired_layout(const ShuffleStream* streams, const int* slots, bool* semi) {
+  *semi = slots[0] == 0 && slots[1] == 16 && slots[2] == 24;
+  const bool packed = slots[0] == 0 && slots[1] == 8 && slots[2] == 16;
+  return (*semi || packed) && streams[0].pair_packed == *semi && streams[1].pair_packed == !*semi;
+}
+
+template <int kChannels, bool kBgr>
+int64_t PairedPixels(const uint8_t* const* rows, const ShuffleStream* streams, const int64_t* limits, int64_t chunks,
+                     bool semi, const FixedCoeffs& c, uint8_t flip, uint8_t* out) {
+  const Avx2Pixels<kChannels, kBgr> pixels(c, flip);
+  const auto sink = [&](__m128i ys, __m128i us, __m128i vs, int64_t i) {
+    pixels.put(_mm256_cvtepu8_epi16(ys), _mm256_cvtepu8_epi16(us), _mm256_cvtepu8_epi16(vs), out + kChannels * i);
+  };
+  return semi ? PairedYuvTo<true>(rows, streams, limits, chunks, sink)
+              : PairedYuvTo<false>(rows, streams, limits, chunks, sink);
+}
+
+#endif
+
+int64_t ShuffledYuvTo8BitPixels(const uint8_t* const* rows, const ShuffleStream* streams, const int64_t* limits,
+                                const int* slots, int64_t chunks, const FixedCoeffs& c, const int* order, int channels,
+                                uint8_t flip, uint8_t* HWY_RESTRICT out) {
+#if HWY_TARGET == HWY_AVX2
+  bool semi = false;
+  const bool rgb = order[0] == 0 && order[1] == 1 && order[2] == 2;
+  const bool bgr = order[0] == 2 && order[1] == 1 && order[2] == 0;
+  if (!paired_layout(streams, slots, &semi) || !(rgb || bgr) || (channels != 3 && channels != 4) ||
+      (channels == 4 && order[3] != 3)) {
+    return 0;
+  }
+  if (channels == 3) {
+    return bgr ? PairedPixels<3, true>(rows, streams, limits, chunks, semi, c, flip, out)
+               : PairedPixels<3, false>(rows, streams, limits, chunks, semi, c, flip, out);
+  }
+  return bgr ? PairedPixels<4, true>(rows, streams, limits, chunks, semi, c, flip, out)
+             : PairedPixels<4, false>(rows, streams, limits, chunks, semi, c, flip, out);
+#else
+  (void)rows, (void)streams, (void)limits, (void)slots, (void)chunks, (void)c, (void)order, (void)channels, (void)flip,
+      (void)out;
+  return 0;
+#endif
 }
 
 // The byte of a 128-byte window that word-pick control word `w` names (kernels.hpp).
@@ -1764,6 +1883,7 @@ HWY_EXPORT(Packed422Pairs);
 HWY_EXPORT(YuvToRgbAccumulate);
 HWY_EXPORT(YuvTo8BitPixels);
 HWY_EXPORT(ShuffledYuvBytes);
+HWY_EXPORT(ShuffledYuvTo8BitPixels);
 HWY_EXPORT(WordPicksFast);
 HWY_EXPORT(WordPickedYuvBytes);
 HWY_EXPORT(BlendQ6);
@@ -1828,6 +1948,12 @@ void packed_422_pairs_q6(const uint8_t* a, const uint8_t* b, const int* pos, con
 void yuv_to_8bit_pixels(const uint8_t* y, const uint8_t* u, const uint8_t* v, int64_t n, const FixedCoeffs& c,
                         const int* order, int channels, uint8_t flip, uint8_t* out) {
   HWY_DYNAMIC_DISPATCH(YuvTo8BitPixels)(y, u, v, n, c, order, channels, flip, out);
+}
+int64_t shuffled_yuv_to_8bit_pixels(const uint8_t* const* rows, const ShuffleStream* streams, const int64_t* limits,
+                                    const int* slots, int64_t chunks, const FixedCoeffs& c, const int* order,
+                                    int channels, uint8_t flip, uint8_t* out) {
+  return HWY_DYNAMIC_DISPATCH(ShuffledYuvTo8BitPixels)(rows, streams, limits, slots, chunks, c, order, channels, flip,
+                                                       out);
 }
 void shuffled_yuv_bytes(const uint8_t* const* rows, const ShuffleStream* streams, const int64_t* limits,
                         const int* slots, int64_t chunks, uint8_t* y, uint8_t* u, uint8_t* v) {

@@ -473,6 +473,15 @@ int64_t read_row_planned(const ImageRef& src, int64_t x, int64_t y, const ColorC
   return n;
 }
 
+int64_t read_row_planned_pixels(const ImageRef& src, int64_t x, int64_t y, const SamplePlan& plan,
+                                const kernels::FixedCoeffs& coeffs, const int* order, int channels, uint8_t flip,
+                                uint8_t* out) {
+  if (plan.format != src.format || plan.chunks == 0 || (plan.words.chunks > 0 && kernels::word_picks_fast())) return 0;
+  const PlanRows from = plan_rows(src, x, y);
+  return kernels::shuffled_yuv_to_8bit_pixels(from.rows, plan.streams.data(), from.limits, plan.slots.data(),
+                                              plan.chunks, coeffs, order, channels, flip, out);
+}
+
 int64_t read_row_planned_half(const ImageRef& src, int64_t x, int64_t y, const ColorCoeffs& coeffs,
                               const SamplePlan& plan, const float* affine, uint16_t* const* out, uint8_t* staging) {
   const int64_t n = planned_outputs(plan);

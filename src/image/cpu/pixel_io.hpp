@@ -64,6 +64,13 @@ struct SamplePlan {
 int64_t read_row_planned(const ImageRef& src, int64_t x, int64_t y, const ColorCoeffs& coeffs, const SamplePlan& plan,
                          const float* affine, float* r, float* g, float* b, uint8_t* staging);
 
+/// The first outputs of row y as interleaved 8-bit pixels (kernels::yuv_to_8bit_pixels' `order`,
+/// `channels` and `flip`) straight from the plan's shuffle pairs, where
+/// kernels::shuffled_yuv_to_8bit_pixels serves; returns how many were written (0 elsewhere).
+int64_t read_row_planned_pixels(const ImageRef& src, int64_t x, int64_t y, const SamplePlan& plan,
+                                const kernels::FixedCoeffs& coeffs, const int* order, int channels, uint8_t flip,
+                                uint8_t* out);
+
 /// read_row_planned with `affine` (not null) into IEEE half rows `out` (R, G, B), rounded to
 /// nearest even as kernels::store_f16 rounds, straight from the picked bytes.
 int64_t read_row_planned_half(const ImageRef& src, int64_t x, int64_t y, const ColorCoeffs& coeffs,
