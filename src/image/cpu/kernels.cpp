@@ -1270,31 +1270,12 @@ HWY_INLINE hn::Vec<hn::Full256<uint8_t>> pair_picks(const uint8_t* from, const u
   return v;
 }
 
-// A pair's picks as its 16 outputs of each of the stream's channels: `a` those of a stream
-// whose slots 8..15 go unused (its upper block's outputs are in them), `a` and `b` those of
-// one whose slots 0..7 and 8..15 are two channels.
-HWY_INLINE void store_pair(hn::Vec<hn::Full256<uint8_t>> v, bool packed, uint8_t* HWY_RESTRICT a,
-                           uint8_t* HWY_RESTRICT b) {
-  const hn::Full128<uint8_t> d16;
-  if (packed) {
-    hn::StoreU(hn::Or(hn::LowerHalf(d16, v), hn::UpperHalf(d16, v)), d16, a);
-    return;
-  }
-  // 64-bit lanes: chunk 2p's channel a, its b, chunk 2p + 1's a, its b.
-  const hn::Vec<hn::Full256<uint8_t>> ab{_mm256_permute4x64_epi64(v.raw, _MM_SHUFFLE(3, 1, 2, 0))};
-  hn::StoreU(hn::LowerHalf(d16, ab), d16, a);
-  hn::StoreU(hn::UpperHalf(d16, ab), d16, b);
-}
-#endif
-
-#if HWY_ARCH_X86 && HWY_CAP_GE256
-// The pairs of ShuffledYuvBytesInRegisters (kW0, kW1: the streams' pair windows, 0 to read them
-// from the plan; kSplit: whether either stream has pair_split); a pair that does not fit goes
-// to one_chunk(k) twice. Returns the chunks done.
-template <bool kSemi, int kW0, int kW1, bool kSplit, class OneChunk>
-HWY_NOINLINE int64_t PairedYuvBytes(const uint8_t* const* rows, const ShuffleStream* streams, const int64_t* limits,
-                                    int64_t pairs, uint8_t* HWY_RESTRICT y, uint8_t* HWY_RESTRICT u,
-                                    uint8_t* HWY_RESTRICT v, const OneChunk& one_chunk) {
+// The pairs of a shuffle plan as 16 Y, U and V bytes each, in registers: sink(ys, us, vs,
+// first output) takes them. A pair that does not fit goes to miss(p), which returns whether to
+// go on. Returns the outputs done (16 a pair).
+template <bool kSemi, int kW, class Sink, class Miss>
+HWY_NOINLINE int64_t PairedYuv(const uint8_t* const* rows, const ShuffleStream* streams, const int64_t* limits,
+                               int64_t pairs, const Sink& sink, const Miss& miss) {
   const uint8_t* const row0 = rows[0];
   const uint8_t* const row1 = rows[1];
   const int32_t* const pair0 = streams[0].pair_base.data();
@@ -1303,32 +1284,59 @@ HWY_NOINLINE int64_t PairedYuvBytes(const uint8_t* const* rows, const ShuffleStr
   const int32_t* const upper1 = streams[1].pair_split ? streams[1].pair_upper.data() : nullptr;
   const uint8_t* control0 = streams[0].pair_control.data();
   const uint8_t* control1 = streams[1].pair_control.data();
-  const int windows0 = kW0 > 0 ? kW0 : streams[0].pair_windows;
-  const int windows1 = kW1 > 0 ? kW1 : streams[1].pair_windows;
+  const int windows0 = kW > 0 ? kW : streams[0].pair_windows;
+  const int windows1 = kW > 0 ? kW : streams[1].pair_windows;
   // The last base whose windows stay within the row: a 32-byte load at 16 (windows - 1), or
   // 16-byte ones at 16 (windows - 1) from either block's base.
   const int64_t last0 = limits[0] - 16 * (windows0 + (upper0 ? 0 : 1));
   const int64_t last1 = limits[1] - 16 * (windows1 + (upper1 ? 0 : 1));
+  // A stream whose slots 8..15 go unused has its upper block's outputs there: OR the blocks.
+  // Else its 64-bit lanes are chunk 2p's channel a, its b, chunk 2p + 1's a, its b: permuted,
+  // the lower block is the 16 outputs of a, the upper those of b.
+  const auto either_half = [](hn::Vec<hn::Full256<uint8_t>> v) {
+    return _mm_or_si128(_mm256_castsi256_si128(v.raw), _mm256_extracti128_si256(v.raw, 1));
+  };
+  const auto halves = [](hn::Vec<hn::Full256<uint8_t>> v) {
+    return _mm256_permute4x64_epi64(v.raw, _MM_SHUFFLE(3, 1, 2, 0));
+  };
   for (int64_t p = 0; p < pairs; ++p, control0 += 32 * windows0, control1 += 32 * windows1) {
     const int64_t at0 = pair0[p], at1 = pair1[p];
-    const int64_t top0 = kSplit && upper0 ? std::max<int64_t>(at0, upper0[p]) : at0;
-    const int64_t top1 = kSplit && upper1 ? std::max<int64_t>(at1, upper1[p]) : at1;
+    const int64_t top0 = upper0 ? std::max<int64_t>(at0, upper0[p]) : at0;
+    const int64_t top1 = upper1 ? std::max<int64_t>(at1, upper1[p]) : at1;
     if (HWY_UNLIKELY(at0 < 0 || at1 < 0 || top0 > last0 || top1 > last1)) {
-      one_chunk(2 * p);
-      one_chunk(2 * p + 1);
-      continue;
+      if (miss(p)) continue;
+      return 16 * p;
     }
-    const auto a = pair_picks<kW0>(row0 + at0, kSplit && upper0 ? row0 + upper0[p] : nullptr, control0, windows0);
-    const auto b = pair_picks<kW1>(row1 + at1, kSplit && upper1 ? row1 + upper1[p] : nullptr, control1, windows1);
+    const auto a = pair_picks<kW>(row0 + at0, upper0 ? row0 + upper0[p] : nullptr, control0, windows0);
+    const auto b = pair_picks<kW>(row1 + at1, upper1 ? row1 + upper1[p] : nullptr, control1, windows1);
     if (kSemi) {
-      store_pair(a, true, y + 16 * p, nullptr);
-      store_pair(b, false, u + 16 * p, v + 16 * p);
+      const __m256i uv = halves(b);
+      sink(either_half(a), _mm256_castsi256_si128(uv), _mm256_extracti128_si256(uv, 1), 16 * p);
     } else {
-      store_pair(a, false, y + 16 * p, u + 16 * p);
-      store_pair(b, true, v + 16 * p, nullptr);
+      const __m256i yu = halves(a);
+      sink(_mm256_castsi256_si128(yu), _mm256_extracti128_si256(yu, 1), either_half(b), 16 * p);
     }
   }
-  return 2 * pairs;
+  return 16 * pairs;
+}
+
+// PairedYuv over a plan's pairs, two windows a stream taken apart (the 3:1 letterbox of 1080p).
+template <bool kSemi, class Sink, class Miss>
+int64_t PairedYuvTo(const uint8_t* const* rows, const ShuffleStream* streams, const int64_t* limits, int64_t chunks,
+                    const Sink& sink, const Miss& miss) {
+  const int64_t pairs = std::min<int64_t>(chunks / 2, static_cast<int64_t>(streams[0].pair_base.size()));
+  const bool two =
+      !streams[0].pair_split && !streams[1].pair_split && streams[0].pair_windows == 2 && streams[1].pair_windows == 2;
+  return two ? PairedYuv<kSemi, 2>(rows, streams, limits, pairs, sink, miss)
+             : PairedYuv<kSemi, 0>(rows, streams, limits, pairs, sink, miss);
+}
+
+// Whether a plan's streams have pairs in the layout PairedYuv takes: semi-planar (slots 0, 16,
+// 24) Y alone | U, V; packed (slots 0, 8, 16) Y, U | V alone. *semi: which of the two.
+bool paired_layout(const ShuffleStream* streams, const int* slots, bool* semi) {
+  *semi = slots[0] == 0 && slots[1] == 16 && slots[2] == 24;
+  const bool packed = slots[0] == 0 && slots[1] == 8 && slots[2] == 16;
+  return (*semi || packed) && streams[0].pair_packed == *semi && streams[1].pair_packed == !*semi;
 }
 #endif
 
@@ -1339,7 +1347,7 @@ HWY_NOINLINE int64_t PairedYuvBytes(const uint8_t* const* rows, const ShuffleStr
 // its samples in a profile of the cold 1080p rgb u8 job on AVX2).
 template <bool kSemi>
 void ShuffledYuvBytesInRegisters(const uint8_t* const* rows, const ShuffleStream* streams, const int64_t* limits,
-                                 int64_t chunks, uint8_t* HWY_RESTRICT y, uint8_t* HWY_RESTRICT u,
+                                 const int* slots, int64_t chunks, uint8_t* HWY_RESTRICT y, uint8_t* HWY_RESTRICT u,
                                  uint8_t* HWY_RESTRICT v) {
   const hn::Full128<uint8_t> d16;
   const hn::Full64<uint8_t> d8;
@@ -1361,15 +1369,20 @@ void ShuffledYuvBytesInRegisters(const uint8_t* const* rows, const ShuffleStream
   };
   int64_t k = 0;
 #if HWY_ARCH_X86 && HWY_CAP_GE256
-  // Semi-planar: Y alone | U, V; packed: Y, U | V alone.
-  if (streams[0].pair_packed == kSemi && streams[1].pair_packed == !kSemi) {
-    const int64_t pairs = std::min<int64_t>(chunks / 2, static_cast<int64_t>(streams[0].pair_base.size()));
-    // Two windows a stream: the 3:1 letterbox of 1080p (and any step up to 16 bytes a pixel).
-    const bool split = streams[0].pair_split || streams[1].pair_split;
-    k = split ? PairedYuvBytes<kSemi, 0, 0, true>(rows, streams, limits, pairs, y, u, v, one_chunk)
-        : streams[0].pair_windows == 2 && streams[1].pair_windows == 2
-            ? PairedYuvBytes<kSemi, 2, 2, false>(rows, streams, limits, pairs, y, u, v, one_chunk)
-            : PairedYuvBytes<kSemi, 0, 0, false>(rows, streams, limits, pairs, y, u, v, one_chunk);
+  bool semi = false;
+  if (paired_layout(streams, slots, &semi) && semi == kSemi) {
+    const hn::Full128<uint8_t> d16;
+    const auto sink = [&](__m128i ys, __m128i us, __m128i vs, int64_t i) {
+      hn::StoreU(hn::Vec<decltype(d16)>{ys}, d16, y + i);
+      hn::StoreU(hn::Vec<decltype(d16)>{us}, d16, u + i);
+      hn::StoreU(hn::Vec<decltype(d16)>{vs}, d16, v + i);
+    };
+    const auto miss = [&](int64_t p) {
+      one_chunk(2 * p);
+      one_chunk(2 * p + 1);
+      return true;
+    };
+    k = PairedYuvTo<kSemi>(rows, streams, limits, chunks, sink, miss) / 8;
   }
 #endif
   for (; k < chunks; ++k) one_chunk(k);
@@ -1380,10 +1393,10 @@ void ShuffledYuvBytes(const uint8_t* const* rows, const ShuffleStream* streams, 
                       int64_t chunks, uint8_t* HWY_RESTRICT y, uint8_t* HWY_RESTRICT u, uint8_t* HWY_RESTRICT v) {
 #if HWY_TARGET != HWY_SCALAR
   if (slots[0] == 0 && slots[1] == 16 && slots[2] == 24) {
-    return ShuffledYuvBytesInRegisters<true>(rows, streams, limits, chunks, y, u, v);
+    return ShuffledYuvBytesInRegisters<true>(rows, streams, limits, slots, chunks, y, u, v);
   }
   if (slots[0] == 0 && slots[1] == 8 && slots[2] == 16) {
-    return ShuffledYuvBytesInRegisters<false>(rows, streams, limits, chunks, y, u, v);
+    return ShuffledYuvBytesInRegisters<false>(rows, streams, limits, slots, chunks, y, u, v);
   }
 #endif
   // The scalar target, and any other slot layout: through a buffer.
@@ -1412,69 +1425,6 @@ void ShuffledYuvBytes(const uint8_t* const* rows, const ShuffleStream* streams, 
 }
 
 #if HWY_TARGET == HWY_AVX2
-// The pairs of a shuffle plan, from the first on as long as they fit, straight to pixels: each
-// pair's 16 Y, U and V bytes go from its picks to Avx2Pixels in registers. Returns the outputs
-// written. On cold 1080p frames this overlaps the waits for the source's lines with the decode,
-// which a pass of picks and a pass of decode do not.
-template <bool kSemi, int kW, class Sink>
-HWY_NOINLINE int64_t PairedYuv(const uint8_t* const* rows, const ShuffleStream* streams, const int64_t* limits,
-                               int64_t pairs, const Sink& sink) {
-  const uint8_t* const row0 = rows[0];
-  const uint8_t* const row1 = rows[1];
-  const int32_t* const pair0 = streams[0].pair_base.data();
-  const int32_t* const pair1 = streams[1].pair_base.data();
-  const int32_t* const upper0 = streams[0].pair_split ? streams[0].pair_upper.data() : nullptr;
-  const int32_t* const upper1 = streams[1].pair_split ? streams[1].pair_upper.data() : nullptr;
-  const uint8_t* control0 = streams[0].pair_control.data();
-  const uint8_t* control1 = streams[1].pair_control.data();
-  const int windows0 = kW > 0 ? kW : streams[0].pair_windows;
-  const int windows1 = kW > 0 ? kW : streams[1].pair_windows;
-  const int64_t last0 = limits[0] - 16 * (windows0 + (upper0 ? 0 : 1));
-  const int64_t last1 = limits[1] - 16 * (windows1 + (upper1 ? 0 : 1));
-  const auto either_half = [](hn::Vec<hn::Full256<uint8_t>> v) {
-    return _mm_or_si128(_mm256_castsi256_si128(v.raw), _mm256_extracti128_si256(v.raw, 1));
-  };
-  const auto halves = [](hn::Vec<hn::Full256<uint8_t>> v) {
-    return _mm256_permute4x64_epi64(v.raw, _MM_SHUFFLE(3, 1, 2, 0));  // channel a | channel b
-  };
-  for (int64_t p = 0; p < pairs; ++p, control0 += 32 * windows0, control1 += 32 * windows1) {
-    const int64_t at0 = pair0[p], at1 = pair1[p];
-    const int64_t top0 = upper0 ? std::max<int64_t>(at0, upper0[p]) : at0;
-    const int64_t top1 = upper1 ? std::max<int64_t>(at1, upper1[p]) : at1;
-    if (at0 < 0 || at1 < 0 || top0 > last0 || top1 > last1) return 16 * p;
-    const auto a = pair_picks<kW>(row0 + at0, upper0 ? row0 + upper0[p] : nullptr, control0, windows0);
-    const auto b = pair_picks<kW>(row1 + at1, upper1 ? row1 + upper1[p] : nullptr, control1, windows1);
-    __m128i ys, us, vs;
-    if (kSemi) {
-      const __m256i uv = halves(b);
-      ys = either_half(a), us = _mm256_castsi256_si128(uv), vs = _mm256_extracti128_si256(uv, 1);
-    } else {
-      const __m256i yu = halves(a);
-      ys = _mm256_castsi256_si128(yu), us = _mm256_extracti128_si256(yu, 1), vs = either_half(b);
-    }
-    sink(ys, us, vs, 16 * p);
-  }
-  return 16 * pairs;
-}
-
-template <bool kSemi, class Sink>
-int64_t PairedYuvTo(const uint8_t* const* rows, const ShuffleStream* streams, const int64_t* limits, int64_t chunks,
-                    const Sink& sink) {
-  const int64_t pairs = std::min<int64_t>(chunks / 2, static_cast<int64_t>(streams[0].pair_base.size()));
-  const bool two =
-      !streams[0].pair_split && !streams[1].pair_split && streams[0].pair_windows == 2 && streams[1].pair_windows == 2;
-  return two ? PairedYuv<kSemi, 2>(rows, streams, limits, pairs, sink)
-             : PairedYuv<kSemi, 0>(rows, streams, limits, pairs, sink);
-}
-
-// Whether a plan's streams have pairs in the layout PairedYuv takes: semi-planar (slots 0, 16,
-// 24) Y alone | U, V; packed (slots 0, 8, 16) Y, U | V alone. *semi: which of the two.
-bool paired_layout(const ShuffleStream* streams, const int* slots, bool* semi) {
-  *semi = slots[0] == 0 && slots[1] == 16 && slots[2] == 24;
-  const bool packed = slots[0] == 0 && slots[1] == 8 && slots[2] == 16;
-  return (*semi || packed) && streams[0].pair_packed == *semi && streams[1].pair_packed == !*semi;
-}
-
 template <int kChannels, bool kBgr>
 int64_t PairedPixels(const uint8_t* const* rows, const ShuffleStream* streams, const int64_t* limits, int64_t chunks,
                      bool semi, const FixedCoeffs& c, uint8_t flip, uint8_t* out) {
@@ -1482,8 +1432,9 @@ int64_t PairedPixels(const uint8_t* const* rows, const ShuffleStream* streams, c
   const auto sink = [&](__m128i ys, __m128i us, __m128i vs, int64_t i) {
     pixels.put(_mm256_cvtepu8_epi16(ys), _mm256_cvtepu8_epi16(us), _mm256_cvtepu8_epi16(vs), out + kChannels * i);
   };
-  return semi ? PairedYuvTo<true>(rows, streams, limits, chunks, sink)
-              : PairedYuvTo<false>(rows, streams, limits, chunks, sink);
+  const auto stop = [](int64_t) { return false; };
+  return semi ? PairedYuvTo<true>(rows, streams, limits, chunks, sink, stop)
+              : PairedYuvTo<false>(rows, streams, limits, chunks, sink, stop);
 }
 
 #endif
