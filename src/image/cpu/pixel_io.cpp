@@ -423,7 +423,9 @@ void SamplePlan::build(PixelFormat source, const int32_t* index, int64_t n) {
 namespace {
 
 // The two rows a sample plan's streams read from row `y`, column `x` on (luma, then the chroma
-// row; a packed row twice), and how many bytes each holds from there.
+// row; a packed row twice), and how many bytes may be read from there: the row's own, or, for
+// a row with another after it, a stride more (its padding and as many of the next row's
+// bytes), so that the shuffles' last windows of a row need no copy.
 struct PlanRows {
   const uint8_t* rows[2];
   int64_t limits[2];
@@ -431,13 +433,17 @@ struct PlanRows {
 
 PlanRows plan_rows(const ImageRef& src, int64_t x, int64_t y) {
   const auto& p = src.planes;
+  const auto readable = [](const PlaneRef& plane, int64_t row, int64_t rows, int64_t bytes) {
+    return row + 1 < rows && plane.row > 0 ? plane.row + bytes : bytes;
+  };
   const auto* luma = reinterpret_cast<const uint8_t*>(p[0].base + y * p[0].row + x * p[0].pixel);
-  PlanRows r{{luma, luma}, {src.width - x, src.width - x}};
-  if (packed_422(src.format)) {
-    r.limits[0] = r.limits[1] = 2 * (src.width - x);
-  } else {
-    const int64_t cy = src.format == PixelFormat::Nv16 ? y : y >> 1;
+  const int64_t luma_bytes = readable(p[0], y, src.height, (packed_422(src.format) ? 2 : 1) * (src.width - x));
+  PlanRows r{{luma, luma}, {luma_bytes, luma_bytes}};
+  if (!packed_422(src.format)) {
+    const bool halved = src.format != PixelFormat::Nv16;
+    const int64_t cy = halved ? y >> 1 : y;
     r.rows[1] = reinterpret_cast<const uint8_t*>(p[1].base + cy * p[1].row + (x >> 1) * p[1].pixel);
+    r.limits[1] = readable(p[1], cy, halved ? (src.height + 1) / 2 : src.height, src.width - x);
   }
   return r;
 }
