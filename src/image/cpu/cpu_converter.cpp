@@ -862,6 +862,7 @@ bool CpuConverter::write_direct(Scratch& s, int64_t y, const RgbaRows& row) {
   // The rest of the row, from `row`: outputs past the plan, and the padding on both sides.
   const int64_t after = box.x + done;
   const auto store = [&](const float* in, int j, int64_t x, int64_t n) {
+    if (n == 0) return;  // six dispatched calls a row for nothing, when the plan covers it
     const int c = params_.order[j];
     if (half) {
       kernels::store_f16(in + x, params_.scale[j], params_.bias[j], reinterpret_cast<uint16_t*>(at(c, x)), n);

@@ -1274,8 +1274,8 @@ HWY_INLINE hn::Vec<hn::Full256<uint8_t>> pair_picks(const uint8_t* from, const u
 // first output) takes them. A pair that does not fit goes to miss(p), which returns whether to
 // go on. Returns the outputs done (16 a pair).
 template <bool kSemi, int kW, class Sink, class Miss>
-HWY_NOINLINE int64_t PairedYuv(const uint8_t* const* rows, const ShuffleStream* streams, const int64_t* limits,
-                               int64_t pairs, const Sink& sink, const Miss& miss) {
+HWY_INLINE int64_t PairedYuv(const uint8_t* const* rows, const ShuffleStream* streams, const int64_t* limits,
+                             int64_t pairs, const Sink& sink, const Miss& miss) {
   const uint8_t* const row0 = rows[0];
   const uint8_t* const row1 = rows[1];
   const int32_t* const pair0 = streams[0].pair_base.data();
@@ -1437,6 +1437,27 @@ int64_t PairedPixels(const uint8_t* const* rows, const ShuffleStream* streams, c
               : PairedYuvTo<false>(rows, streams, limits, chunks, sink, stop);
 }
 
+// Normalised planar rows (floats or halves) straight from a plan's pairs, as PairedPixels.
+template <typename T>
+int64_t PairedNormalised(const uint8_t* const* rows, const ShuffleStream* streams, const int64_t* limits,
+                         int64_t chunks, bool semi, const ColorCoeffs& c, const float* affine, T* r, T* g, T* b) {
+  const hn::Full256<float> df;
+  const NormalisedFactors f(c, affine);
+  const auto sink = [&](__m128i ys, __m128i us, __m128i vs, int64_t i) {
+    for (int h = 0; h < 2; ++h) {
+      const auto floats = [&](__m128i x) {
+        return hn::Vec<hn::Full256<float>>{_mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(h ? _mm_srli_si128(x, 8) : x))};
+      };
+      const auto fy = floats(ys), fu = floats(us), fv = floats(vs);
+      StoreNormalised(df, f.channel(df, 0, fy, fu, fv), r + i + 8 * h);
+      StoreNormalised(df, f.channel(df, 1, fy, fu, fv), g + i + 8 * h);
+      StoreNormalised(df, f.channel(df, 2, fy, fu, fv), b + i + 8 * h);
+    }
+  };
+  const auto stop = [](int64_t) { return false; };
+  return semi ? PairedYuvTo<true>(rows, streams, limits, chunks, sink, stop)
+              : PairedYuvTo<false>(rows, streams, limits, chunks, sink, stop);
+}
 #endif
 
 int64_t ShuffledYuvTo8BitPixels(const uint8_t* const* rows, const ShuffleStream* streams, const int64_t* limits,
@@ -1461,6 +1482,30 @@ int64_t ShuffledYuvTo8BitPixels(const uint8_t* const* rows, const ShuffleStream*
       (void)out;
   return 0;
 #endif
+}
+
+template <typename T>
+int64_t ShuffledYuvNormalised(const uint8_t* const* rows, const ShuffleStream* streams, const int64_t* limits,
+                              const int* slots, int64_t chunks, const ColorCoeffs& c, const float* affine, T* r, T* g,
+                              T* b) {
+#if HWY_TARGET == HWY_AVX2
+  bool semi = false;
+  if (!paired_layout(streams, slots, &semi)) return 0;
+  return PairedNormalised(rows, streams, limits, chunks, semi, c, affine, r, g, b);
+#else
+  (void)rows, (void)streams, (void)limits, (void)slots, (void)chunks, (void)c, (void)affine, (void)r, (void)g, (void)b;
+  return 0;
+#endif
+}
+int64_t ShuffledYuvToPlanar(const uint8_t* const* rows, const ShuffleStream* streams, const int64_t* limits,
+                            const int* slots, int64_t chunks, const ColorCoeffs& c, const float* affine, float* r,
+                            float* g, float* b) {
+  return ShuffledYuvNormalised(rows, streams, limits, slots, chunks, c, affine, r, g, b);
+}
+int64_t ShuffledYuvToPlanarHalf(const uint8_t* const* rows, const ShuffleStream* streams, const int64_t* limits,
+                                const int* slots, int64_t chunks, const ColorCoeffs& c, const float* affine,
+                                uint16_t* r, uint16_t* g, uint16_t* b) {
+  return ShuffledYuvNormalised(rows, streams, limits, slots, chunks, c, affine, r, g, b);
 }
 
 // The byte of a 128-byte window that word-pick control word `w` names (kernels.hpp).
@@ -1835,6 +1880,8 @@ HWY_EXPORT(YuvToRgbAccumulate);
 HWY_EXPORT(YuvTo8BitPixels);
 HWY_EXPORT(ShuffledYuvBytes);
 HWY_EXPORT(ShuffledYuvTo8BitPixels);
+HWY_EXPORT(ShuffledYuvToPlanar);
+HWY_EXPORT(ShuffledYuvToPlanarHalf);
 HWY_EXPORT(WordPicksFast);
 HWY_EXPORT(WordPickedYuvBytes);
 HWY_EXPORT(BlendQ6);
@@ -1905,6 +1952,16 @@ int64_t shuffled_yuv_to_8bit_pixels(const uint8_t* const* rows, const ShuffleStr
                                     int channels, uint8_t flip, uint8_t* out) {
   return HWY_DYNAMIC_DISPATCH(ShuffledYuvTo8BitPixels)(rows, streams, limits, slots, chunks, c, order, channels, flip,
                                                        out);
+}
+int64_t shuffled_yuv_to_planar(const uint8_t* const* rows, const ShuffleStream* streams, const int64_t* limits,
+                               const int* slots, int64_t chunks, const ColorCoeffs& c, const float* affine, float* r,
+                               float* g, float* b) {
+  return HWY_DYNAMIC_DISPATCH(ShuffledYuvToPlanar)(rows, streams, limits, slots, chunks, c, affine, r, g, b);
+}
+int64_t shuffled_yuv_to_planar(const uint8_t* const* rows, const ShuffleStream* streams, const int64_t* limits,
+                               const int* slots, int64_t chunks, const ColorCoeffs& c, const float* affine, uint16_t* r,
+                               uint16_t* g, uint16_t* b) {
+  return HWY_DYNAMIC_DISPATCH(ShuffledYuvToPlanarHalf)(rows, streams, limits, slots, chunks, c, affine, r, g, b);
 }
 void shuffled_yuv_bytes(const uint8_t* const* rows, const ShuffleStream* streams, const int64_t* limits,
                         const int* slots, int64_t chunks, uint8_t* y, uint8_t* u, uint8_t* v) {

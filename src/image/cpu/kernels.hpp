@@ -208,6 +208,14 @@ void shuffled_yuv_bytes(const uint8_t* const* rows, const ShuffleStream* streams
 int64_t shuffled_yuv_to_8bit_pixels(const uint8_t* const* rows, const ShuffleStream* streams, const int64_t* limits,
                                     const int* slots, int64_t chunks, const FixedCoeffs& c, const int* order,
                                     int channels, uint8_t flip, uint8_t* out);
+/// shuffled_yuv_bytes then planar_yuv_to_rgb (or planar_yuv_to_half) with `affine` (not null)
+/// in one pass, as shuffled_yuv_to_8bit_pixels: returns how many outputs it wrote.
+int64_t shuffled_yuv_to_planar(const uint8_t* const* rows, const ShuffleStream* streams, const int64_t* limits,
+                               const int* slots, int64_t chunks, const ColorCoeffs& c, const float* affine, float* r,
+                               float* g, float* b);
+int64_t shuffled_yuv_to_planar(const uint8_t* const* rows, const ShuffleStream* streams, const int64_t* limits,
+                               const int* slots, int64_t chunks, const ColorCoeffs& c, const float* affine, uint16_t* r,
+                               uint16_t* g, uint16_t* b);
 /// out[i] = a[i] + (b[i] - a[i]) * w / 32768, w in [0, 32768).
 void blend_q6(const int16_t* a, const int16_t* b, int16_t w, int16_t* out, int64_t n);
 /// out[i] = in[index[i]] + (in[index[i] + 1] - in[index[i]]) * weight[i] / 32768.

@@ -469,10 +469,24 @@ int64_t planned_outputs(const SamplePlan& plan) {
   return plan.words.chunks > 0 && kernels::word_picks_fast() ? plan.words.outputs * plan.words.chunks : 8 * plan.chunks;
 }
 
+// read_row_planned and read_row_planned_half in one pass where the kernels can (AVX2).
+template <typename T>
+int64_t planned_normalised(const ImageRef& src, int64_t x, int64_t y, const ColorCoeffs& coeffs, const SamplePlan& plan,
+                           const float* affine, T* r, T* g, T* b) {
+  if (affine == nullptr || plan.format != src.format || plan.chunks == 0 ||
+      (plan.words.chunks > 0 && kernels::word_picks_fast())) {
+    return 0;
+  }
+  const PlanRows from = plan_rows(src, x, y);
+  return kernels::shuffled_yuv_to_planar(from.rows, plan.streams.data(), from.limits, plan.slots.data(), plan.chunks,
+                                         coeffs, affine, r, g, b);
+}
+
 }  // namespace
 
 int64_t read_row_planned(const ImageRef& src, int64_t x, int64_t y, const ColorCoeffs& coeffs, const SamplePlan& plan,
                          const float* affine, float* r, float* g, float* b, uint8_t* staging) {
+  if (const int64_t done = planned_normalised(src, x, y, coeffs, plan, affine, r, g, b); done > 0) return done;
   const int64_t n = planned_outputs(plan);
   if (planned_bytes(src, x, y, plan, staging, staging + n, staging + 2 * n) == 0) return 0;
   kernels::planar_yuv_to_rgb(staging, staging + n, staging + 2 * n, n, coeffs, r, g, b, affine);
@@ -490,6 +504,9 @@ int64_t read_row_planned_pixels(const ImageRef& src, int64_t x, int64_t y, const
 
 int64_t read_row_planned_half(const ImageRef& src, int64_t x, int64_t y, const ColorCoeffs& coeffs,
                               const SamplePlan& plan, const float* affine, uint16_t* const* out, uint8_t* staging) {
+  if (const int64_t done = planned_normalised(src, x, y, coeffs, plan, affine, out[0], out[1], out[2]); done > 0) {
+    return done;
+  }
   const int64_t n = planned_outputs(plan);
   if (planned_bytes(src, x, y, plan, staging, staging + n, staging + 2 * n) == 0) return 0;
   kernels::planar_yuv_to_half(staging, staging + n, staging + 2 * n, n, coeffs, out[0], out[1], out[2], affine);
