@@ -455,15 +455,16 @@ TEST(ImageProcessor, ShufflePicksPickTheIndexedBytesOnEveryInstructionSet) {
 }
 
 // Rows of one source line whose picked pixels are the outputs (nearest downscales, and
-// bilinear ones that land on whole pixels) go from YUV bytes to interleaved 8-bit pixels in one
-// pass: every YUV source, every interleaved RGB-family output, u8 and i8, letterbox bars on
-// either axis (padding columns beside each row, or whole padding rows), flips, on every
-// compiled instruction set.
-TEST(ImageProcessor, OneLineRowsFromYuvToInterleavedPixelsMatchTheReferenceOnEveryInstructionSet) {
+// bilinear ones that land on whole pixels) go from YUV bytes to 8-bit pixels in one pass
+// (straight from the shuffles on AVX2): every YUV source, every interleaved RGB-family output
+// and planar RGB, R and B swapped or not, u8 and i8, letterbox bars on either axis (padding
+// columns beside each row, or whole padding rows), flips, on every compiled instruction set.
+TEST(ImageProcessor, OneLineRowsFromYuvTo8BitPixelsMatchTheReferenceOnEveryInstructionSet) {
   ForcedTargets targets;
   const PixelFormat sources[] = {PixelFormat::Nv12, PixelFormat::Nv21, PixelFormat::Nv16, PixelFormat::Nv24,
                                  PixelFormat::I420, PixelFormat::Yuyv, PixelFormat::Uyvy, PixelFormat::Vyuy};
-  const PixelFormat outputs[] = {PixelFormat::Rgb, PixelFormat::Bgr, PixelFormat::Rgba, PixelFormat::Bgra};
+  const PixelFormat outputs[] = {PixelFormat::Rgb, PixelFormat::Bgr, PixelFormat::Rgba, PixelFormat::Bgra,
+                                 PixelFormat::PlanarRgb};
   struct Shape {
     int64_t sw, sh, dw, dh;
     Interpolation interpolation;
@@ -487,6 +488,7 @@ TEST(ImageProcessor, OneLineRowsFromYuvToInterleavedPixelsMatchTheReferenceOnEve
             o.resize = ResizeMode::Letterbox;
             o.interpolation = shape.interpolation;
             o.flip = static_cast<Flip>(rng() % 4);
+            o.swap_rb = rng() % 2 == 1;
             o.pad = {114, 20, 240, 7};
             ASSERT_OK(proc.convert(src, dst, o));
             EXPECT_EQ(report(reference::compare(src, dst, o)), "")

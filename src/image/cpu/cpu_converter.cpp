@@ -245,9 +245,10 @@ void CpuConverter::prepare(const ImageRef& src, const ImageRef& dst, const Rect&
     // RGB-family pixels: the YUV bytes go to the destination in one pass (upscales keep the
     // cached lines they reuse).
     const auto info = *pixel_format_info(src.format);
-    q6_pixels_ = info.yuv && plan_->q6_direct && !plan_->cache_lines && plan_->geometry.vertical.two_tap &&
-                 dst.plane_count == 1 && (params_.channels == 3 || params_.channels == 4) &&
+    const bool one_line = info.yuv && plan_->q6_direct && !plan_->cache_lines && plan_->geometry.vertical.two_tap;
+    q6_pixels_ = one_line && dst.plane_count == 1 && (params_.channels == 3 || params_.channels == 4) &&
                  dst.format != PixelFormat::Grey;
+    q6_planes_ = one_line && dst.plane_count == 3 && params_.channels == 3;
     if (!plan_->q6_positions.empty()) plan_->pick_q6_positions(src.format);
   }
 
@@ -418,6 +419,7 @@ void CpuConverter::process_q6(Scratch& s, int task) {
       }
       const int64_t r = y - box.y;
       if (q6_pixels_ && plan_->q6_vertical[r] == 0 && write_q6_pixels(s, y, r)) continue;
+      if (q6_planes_ && plan_->q6_vertical[r] == 0 && write_q6_planes(s, y, r)) continue;
       const int16_t* rows = nullptr;
       if (!g.vertical.two_tap) {
         rows = q6_area_row(s, r);
@@ -494,6 +496,38 @@ bool CpuConverter::write_q6_pixels(Scratch& s, int64_t y, int64_t r) {
   };
   pad(0, box.x);
   pad(box.x + box.width, dst_->width);
+  return true;
+}
+
+// write_q6_pixels for planar 8-bit destinations: the plan's pairs straight to the three planes
+// where they can (AVX2), the rest through the bytes and Q6 rows, then the padding columns.
+bool CpuConverter::write_q6_planes(Scratch& s, int64_t y, int64_t r) {
+  const Geometry& g = plan_->geometry;
+  const Rect& box = g.content;
+  const int64_t cw = box.width;
+  prefetch_next(r);
+  const int64_t line = g.crop.y + g.vertical.index[r];
+  const auto plane_row = [&](int j) {
+    return reinterpret_cast<uint8_t*>(dst_->planes[j].base + y * dst_->planes[j].row);
+  };
+  uint8_t* rows[3];  // where R, G and B of the content go
+  for (int j = 0; j < 3; ++j) rows[params_.order[j]] = plane_row(j) + box.x;
+  const int64_t done =
+      read_row_planned_planes(*src_, g.crop.x, line, plan_->q6_sample, fixed_, flip_, rows[0], rows[1], rows[2]);
+  if (done < cw) {
+    static const SamplePlan kNoPlan;
+    const YuvBytes bytes = read_row_yuv_bytes(*src_, g.crop.x, line, plan_->q6_positions.data() + done, cw - done,
+                                              s.staging.data(), done > 0 ? kNoPlan : plan_->q6_sample);
+    if (bytes.y == nullptr) return false;
+    int16_t* q = s.q6_row.data();
+    kernels::yuv_to_rgb_q6(bytes.y, bytes.u, bytes.v, cw - done, fixed_, q, q + cw, q + 2 * cw);
+    for (int c = 0; c < 3; ++c) kernels::q6_to_8bit(q + c * cw, flip_, rows[c] + done, cw - done);
+  }
+  for (int j = 0; j < 3; ++j) {
+    uint8_t* row = plane_row(j);
+    std::fill(row, row + box.x, pad8_[j]);
+    std::fill(row + box.x + cw, row + dst_->width, pad8_[j]);
+  }
   return true;
 }
 

@@ -87,6 +87,7 @@ class CpuConverter {
   void process(Scratch& s, int task);
   void process_q6(Scratch& s, int task);
   bool write_q6_pixels(Scratch& s, int64_t y, int64_t r);
+  bool write_q6_planes(Scratch& s, int64_t y, int64_t r);
   const int16_t* q6_line(Scratch& s, int64_t line, int64_t keep);
   const int16_t* q6_area_row(Scratch& s, int64_t r);
   const int16_t* q6_pairs_row(Scratch& s, int64_t r);
@@ -114,6 +115,7 @@ class CpuConverter {
   bool pairs_ = false;                   // float rows decode only each output's two taps
   bool q6_ = false;                      // 8-bit output by the integer path
   bool q6_pixels_ = false;               // ... whose one-line rows go from YUV bytes to pixels in one pass
+  bool q6_planes_ = false;               // ... and planar 8-bit ones, straight to the planes
   const std::byte* last_dst_ = nullptr;  // the previous call's destination (cache guess)
 
   // State of the run in progress.

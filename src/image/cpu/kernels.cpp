@@ -1120,17 +1120,25 @@ class Avx2Pixels {
  public:
   Avx2Pixels(const FixedCoeffs& c, uint8_t flip) : coeffs_(c), vflip_(_mm256_set1_epi8(static_cast<char>(flip))) {}
 
-  // 16 pixels from their Y, U and V bytes in 16-bit lanes.
-  HWY_INLINE void put(__m256i y16, __m256i u16, __m256i v16, uint8_t* HWY_RESTRICT o) const {
+  // R, G and B of 16 pixels from their Y, U and V bytes in 16-bit lanes, rounded to 8 bits
+  // but not clamped (vpackuswb saturates them as the clamp would).
+  static HWY_INLINE void rgb(const FixedCoeffs& c, __m256i y16, __m256i u16, __m256i v16, __m256i& r, __m256i& g,
+                             __m256i& b) {
     const D16 d;
     const auto half = hn::Set(d, 32);
     hn::Vec<D16> rv, gu, gv, u6, bu;
-    chroma_q6(d, hn::Vec<D16>{u16}, hn::Vec<D16>{v16}, coeffs_, rv, gu, gv, u6, bu);
-    const auto yl = luma_q6(d, hn::Vec<D16>{y16}, coeffs_);
+    chroma_q6(d, hn::Vec<D16>{u16}, hn::Vec<D16>{v16}, c, rv, gu, gv, u6, bu);
+    const auto yl = luma_q6(d, hn::Vec<D16>{y16}, c);
     const auto round = [&](hn::Vec<D16> q) { return hn::ShiftRight<6>(hn::SaturatedAdd(q, half)).raw; };
-    const __m256i r = round(hn::SaturatedAdd(yl, rv));
-    const __m256i g = round(hn::SaturatedSub(hn::SaturatedSub(yl, gu), gv));
-    const __m256i b = round(hn::SaturatedAdd(hn::SaturatedAdd(yl, u6), bu));
+    r = round(hn::SaturatedAdd(yl, rv));
+    g = round(hn::SaturatedSub(hn::SaturatedSub(yl, gu), gv));
+    b = round(hn::SaturatedAdd(hn::SaturatedAdd(yl, u6), bu));
+  }
+
+  // 16 pixels from their Y, U and V bytes in 16-bit lanes.
+  HWY_INLINE void put(__m256i y16, __m256i u16, __m256i v16, uint8_t* HWY_RESTRICT o) const {
+    __m256i r, g, b;
+    rgb(coeffs_, y16, u16, v16, r, g, b);
     const __m256i first = kBgr ? b : r, third = kBgr ? r : b;
     // Lane k: pixels 8k .. 8k + 7, first channel bytes 0..7 and G 8..15.
     const __m256i fg = _mm256_xor_si256(_mm256_packus_epi16(first, g), vflip_);
@@ -1437,6 +1445,29 @@ int64_t PairedPixels(const uint8_t* const* rows, const ShuffleStream* streams, c
               : PairedYuvTo<false>(rows, streams, limits, chunks, sink, stop);
 }
 
+// Planar 8-bit rows (R, G, B to r, g, b; XOR `flip`) straight from a plan's pairs.
+int64_t PairedPlanes(const uint8_t* const* rows, const ShuffleStream* streams, const int64_t* limits, int64_t chunks,
+                     bool semi, const FixedCoeffs& c, uint8_t flip, uint8_t* r, uint8_t* g, uint8_t* b) {
+  const FixedCoeffs coeffs = c;
+  const __m256i vflip = _mm256_set1_epi8(static_cast<char>(flip));
+  const auto sink = [&](__m128i ys, __m128i us, __m128i vs, int64_t i) {
+    __m256i rr, gg, bb;
+    Avx2Pixels<3, false>::rgb(coeffs, _mm256_cvtepu8_epi16(ys), _mm256_cvtepu8_epi16(us), _mm256_cvtepu8_epi16(vs), rr,
+                              gg, bb);
+    // Lanes: R 0..7, G 0..7 | R 8..15, G 8..15; then B twice. Permuted: R 0..15 | G 0..15.
+    const __m256i rg =
+        _mm256_xor_si256(_mm256_permute4x64_epi64(_mm256_packus_epi16(rr, gg), _MM_SHUFFLE(3, 1, 2, 0)), vflip);
+    const __m256i b2 =
+        _mm256_xor_si256(_mm256_permute4x64_epi64(_mm256_packus_epi16(bb, bb), _MM_SHUFFLE(3, 1, 2, 0)), vflip);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(r + i), _mm256_castsi256_si128(rg));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(g + i), _mm256_extracti128_si256(rg, 1));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(b + i), _mm256_castsi256_si128(b2));
+  };
+  const auto stop = [](int64_t) { return false; };
+  return semi ? PairedYuvTo<true>(rows, streams, limits, chunks, sink, stop)
+              : PairedYuvTo<false>(rows, streams, limits, chunks, sink, stop);
+}
+
 // Normalised planar rows (floats or halves) straight from a plan's pairs, as PairedPixels.
 template <typename T>
 int64_t PairedNormalised(const uint8_t* const* rows, const ShuffleStream* streams, const int64_t* limits,
@@ -1480,6 +1511,19 @@ int64_t ShuffledYuvTo8BitPixels(const uint8_t* const* rows, const ShuffleStream*
 #else
   (void)rows, (void)streams, (void)limits, (void)slots, (void)chunks, (void)c, (void)order, (void)channels, (void)flip,
       (void)out;
+  return 0;
+#endif
+}
+
+int64_t ShuffledYuvTo8BitPlanes(const uint8_t* const* rows, const ShuffleStream* streams, const int64_t* limits,
+                                const int* slots, int64_t chunks, const FixedCoeffs& c, uint8_t flip, uint8_t* r,
+                                uint8_t* g, uint8_t* b) {
+#if HWY_TARGET == HWY_AVX2
+  bool semi = false;
+  if (!paired_layout(streams, slots, &semi)) return 0;
+  return PairedPlanes(rows, streams, limits, chunks, semi, c, flip, r, g, b);
+#else
+  (void)rows, (void)streams, (void)limits, (void)slots, (void)chunks, (void)c, (void)flip, (void)r, (void)g, (void)b;
   return 0;
 #endif
 }
@@ -1880,6 +1924,7 @@ HWY_EXPORT(YuvToRgbAccumulate);
 HWY_EXPORT(YuvTo8BitPixels);
 HWY_EXPORT(ShuffledYuvBytes);
 HWY_EXPORT(ShuffledYuvTo8BitPixels);
+HWY_EXPORT(ShuffledYuvTo8BitPlanes);
 HWY_EXPORT(ShuffledYuvToPlanar);
 HWY_EXPORT(ShuffledYuvToPlanarHalf);
 HWY_EXPORT(WordPicksFast);
@@ -1952,6 +1997,11 @@ int64_t shuffled_yuv_to_8bit_pixels(const uint8_t* const* rows, const ShuffleStr
                                     int channels, uint8_t flip, uint8_t* out) {
   return HWY_DYNAMIC_DISPATCH(ShuffledYuvTo8BitPixels)(rows, streams, limits, slots, chunks, c, order, channels, flip,
                                                        out);
+}
+int64_t shuffled_yuv_to_8bit_planes(const uint8_t* const* rows, const ShuffleStream* streams, const int64_t* limits,
+                                    const int* slots, int64_t chunks, const FixedCoeffs& c, uint8_t flip, uint8_t* r,
+                                    uint8_t* g, uint8_t* b) {
+  return HWY_DYNAMIC_DISPATCH(ShuffledYuvTo8BitPlanes)(rows, streams, limits, slots, chunks, c, flip, r, g, b);
 }
 int64_t shuffled_yuv_to_planar(const uint8_t* const* rows, const ShuffleStream* streams, const int64_t* limits,
                                const int* slots, int64_t chunks, const ColorCoeffs& c, const float* affine, float* r,

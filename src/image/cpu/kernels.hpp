@@ -208,6 +208,10 @@ void shuffled_yuv_bytes(const uint8_t* const* rows, const ShuffleStream* streams
 int64_t shuffled_yuv_to_8bit_pixels(const uint8_t* const* rows, const ShuffleStream* streams, const int64_t* limits,
                                     const int* slots, int64_t chunks, const FixedCoeffs& c, const int* order,
                                     int channels, uint8_t flip, uint8_t* out);
+/// The same into planar 8-bit rows: R, G and B (XOR `flip`) to r, g and b.
+int64_t shuffled_yuv_to_8bit_planes(const uint8_t* const* rows, const ShuffleStream* streams, const int64_t* limits,
+                                    const int* slots, int64_t chunks, const FixedCoeffs& c, uint8_t flip, uint8_t* r,
+                                    uint8_t* g, uint8_t* b);
 /// shuffled_yuv_bytes then planar_yuv_to_rgb (or planar_yuv_to_half) with `affine` (not null)
 /// in one pass, as shuffled_yuv_to_8bit_pixels: returns how many outputs it wrote.
 int64_t shuffled_yuv_to_planar(const uint8_t* const* rows, const ShuffleStream* streams, const int64_t* limits,

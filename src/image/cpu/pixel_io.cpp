@@ -502,6 +502,14 @@ int64_t read_row_planned_pixels(const ImageRef& src, int64_t x, int64_t y, const
                                               plan.chunks, coeffs, order, channels, flip, out);
 }
 
+int64_t read_row_planned_planes(const ImageRef& src, int64_t x, int64_t y, const SamplePlan& plan,
+                                const kernels::FixedCoeffs& coeffs, uint8_t flip, uint8_t* r, uint8_t* g, uint8_t* b) {
+  if (plan.format != src.format || plan.chunks == 0 || (plan.words.chunks > 0 && kernels::word_picks_fast())) return 0;
+  const PlanRows from = plan_rows(src, x, y);
+  return kernels::shuffled_yuv_to_8bit_planes(from.rows, plan.streams.data(), from.limits, plan.slots.data(),
+                                              plan.chunks, coeffs, flip, r, g, b);
+}
+
 int64_t read_row_planned_half(const ImageRef& src, int64_t x, int64_t y, const ColorCoeffs& coeffs,
                               const SamplePlan& plan, const float* affine, uint16_t* const* out, uint8_t* staging) {
   if (const int64_t done = planned_normalised(src, x, y, coeffs, plan, affine, out[0], out[1], out[2]); done > 0) {

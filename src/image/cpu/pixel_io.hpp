@@ -71,6 +71,10 @@ int64_t read_row_planned_pixels(const ImageRef& src, int64_t x, int64_t y, const
                                 const kernels::FixedCoeffs& coeffs, const int* order, int channels, uint8_t flip,
                                 uint8_t* out);
 
+/// read_row_planned_pixels into planar 8-bit rows: R, G and B (XOR `flip`) to r, g and b.
+int64_t read_row_planned_planes(const ImageRef& src, int64_t x, int64_t y, const SamplePlan& plan,
+                                const kernels::FixedCoeffs& coeffs, uint8_t flip, uint8_t* r, uint8_t* g, uint8_t* b);
+
 /// read_row_planned with `affine` (not null) into IEEE half rows `out` (R, G, B), rounded to
 /// nearest even as kernels::store_f16 rounds, straight from the picked bytes.
 int64_t read_row_planned_half(const ImageRef& src, int64_t x, int64_t y, const ColorCoeffs& coeffs,
