@@ -37,11 +37,14 @@ pixels=$((640 * 640)) content=$((640 * 360))  # every source is 16:9: 640x360 of
 # the VM, the harness's page faults). "picks" takes the source bytes each output needs (or, for
 # whole lines, splits them per pixel); decode comes before resample in the patterns, so that a
 # decode that also sums its line (an area's) or blends its pixels (a 2:1 downscale's
-# SemiPlanarPairs and Packed422Pairs, or YuvPairs from picked bytes) counts as decode.
+# SemiPlanarPairs and Packed422Pairs, or YuvPairs from picked bytes) counts as decode, and so
+# does AVX2's one pass from the shuffle pairs to the destination (PairedPixels, PairedPlanes,
+# ShuffledYuvToPlanar: its picks are inside it).
 stage_of() {
   case $1 in
     "[k] "*) echo - ;;
-    *WordPicked*|*ShuffledYuvBytes*|*ShuffledChunks*|*read_row_yuv_bytes*|*read_row_planned*|*gather*) echo picks ;;
+    *PairedPixels*|*PairedPlanes*|*ShuffledYuvToPlanar*|*ShuffledYuvTo8Bit*) echo "decode+store" ;;
+    *WordPicked*|*ShuffledYuvBytes*|*read_row_yuv_bytes*|*read_row_planned*|*gather*) echo picks ;;
     *SplitChromaPairs*|*SplitPacked422*|*split_chroma_pairs*|*split_packed_422*) echo picks ;;
     *YuvTo8BitPixels*|*PlanarYuvToRgb*|*PlanarYuvToHalf*|*YuvToRgb*|*Q6To8Bit*|*q6_to_8bit*|*Interleave8Bit*|*interleave_8bit*)
       echo "decode+store" ;;
