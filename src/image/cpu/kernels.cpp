@@ -1357,7 +1357,6 @@ template <bool kSemi>
 void ShuffledYuvBytesInRegisters(const uint8_t* const* rows, const ShuffleStream* streams, const int64_t* limits,
                                  const int* slots, int64_t chunks, uint8_t* HWY_RESTRICT y, uint8_t* HWY_RESTRICT u,
                                  uint8_t* HWY_RESTRICT v) {
-  const hn::Full128<uint8_t> d16;
   const hn::Full64<uint8_t> d8;
   const uint8_t* const row0 = rows[0];
   const uint8_t* const row1 = rows[1];
@@ -1392,6 +1391,8 @@ void ShuffledYuvBytesInRegisters(const uint8_t* const* rows, const ShuffleStream
     };
     k = PairedYuvTo<kSemi>(rows, streams, limits, chunks, sink, miss) / 8;
   }
+#else
+  (void)slots;  // one layout or the other alike: pairs are for 256-bit vectors
 #endif
   for (; k < chunks; ++k) one_chunk(k);
 }
