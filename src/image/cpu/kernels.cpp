@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <type_traits>
 
 #include "image/cpu/kernels.hpp"
 
@@ -1110,6 +1111,21 @@ void Packed422PairsQ6(const uint8_t* HWY_RESTRICT a, const uint8_t* HWY_RESTRICT
 
 // The Q6 values never leave registers: rounded, narrowed and interleaved where they are made.
 #if HWY_TARGET == HWY_AVX2
+// R, G and B of 16 pixels from their Y, U and V bytes in 16-bit lanes, rounded to 8 bits
+// but not clamped (vpackuswb saturates them as the clamp would).
+HWY_INLINE void rounded_rgb_q6(const FixedCoeffs& c, __m256i y16, __m256i u16, __m256i v16, __m256i& r, __m256i& g,
+                               __m256i& b) {
+  const D16 d;
+  const auto half = hn::Set(d, 32);
+  hn::Vec<D16> rv, gu, gv, u6, bu;
+  chroma_q6(d, hn::Vec<D16>{u16}, hn::Vec<D16>{v16}, c, rv, gu, gv, u6, bu);
+  const auto yl = luma_q6(d, hn::Vec<D16>{y16}, c);
+  const auto round = [&](hn::Vec<D16> q) { return hn::ShiftRight<6>(hn::SaturatedAdd(q, half)).raw; };
+  r = round(hn::SaturatedAdd(yl, rv));
+  g = round(hn::SaturatedSub(hn::SaturatedSub(yl, gu), gv));
+  b = round(hn::SaturatedAdd(hn::SaturatedAdd(yl, u6), bu));
+}
+
 // YuvTo8BitPixels' pixels for RGB, BGR, RGBA and BGRA on AVX2, 16 at a time: no clamps (the
 // rounded values are saturated to bytes by vpackuswb, which is what clamping to 0..255 * 64
 // first gives), and the pixels interleaved from the packed bytes by in-lane shuffles, where
@@ -1120,25 +1136,10 @@ class Avx2Pixels {
  public:
   Avx2Pixels(const FixedCoeffs& c, uint8_t flip) : coeffs_(c), vflip_(_mm256_set1_epi8(static_cast<char>(flip))) {}
 
-  // R, G and B of 16 pixels from their Y, U and V bytes in 16-bit lanes, rounded to 8 bits
-  // but not clamped (vpackuswb saturates them as the clamp would).
-  static HWY_INLINE void rgb(const FixedCoeffs& c, __m256i y16, __m256i u16, __m256i v16, __m256i& r, __m256i& g,
-                             __m256i& b) {
-    const D16 d;
-    const auto half = hn::Set(d, 32);
-    hn::Vec<D16> rv, gu, gv, u6, bu;
-    chroma_q6(d, hn::Vec<D16>{u16}, hn::Vec<D16>{v16}, c, rv, gu, gv, u6, bu);
-    const auto yl = luma_q6(d, hn::Vec<D16>{y16}, c);
-    const auto round = [&](hn::Vec<D16> q) { return hn::ShiftRight<6>(hn::SaturatedAdd(q, half)).raw; };
-    r = round(hn::SaturatedAdd(yl, rv));
-    g = round(hn::SaturatedSub(hn::SaturatedSub(yl, gu), gv));
-    b = round(hn::SaturatedAdd(hn::SaturatedAdd(yl, u6), bu));
-  }
-
   // 16 pixels from their Y, U and V bytes in 16-bit lanes.
   HWY_INLINE void put(__m256i y16, __m256i u16, __m256i v16, uint8_t* HWY_RESTRICT o) const {
     __m256i r, g, b;
-    rgb(coeffs_, y16, u16, v16, r, g, b);
+    rounded_rgb_q6(coeffs_, y16, u16, v16, r, g, b);
     const __m256i first = kBgr ? b : r, third = kBgr ? r : b;
     // Lane k: pixels 8k .. 8k + 7, first channel bytes 0..7 and G 8..15.
     const __m256i fg = _mm256_xor_si256(_mm256_packus_epi16(first, g), vflip_);
@@ -1192,6 +1193,22 @@ int64_t YuvTo8BitPixelsAvx2(const uint8_t* HWY_RESTRICT y, const uint8_t* HWY_RE
   for (; i + 16 <= n; i += 16) pixels.put(widen(y + i), widen(u + i), widen(v + i), out + kChannels * i);
   return i;
 }
+
+// f(channels, swapped) for the pixel layouts Avx2Pixels writes (RGB, BGR, RGBA, BGRA: `order`
+// as YuvTo8BitPixels takes it), as std::integral_constant and std::bool_constant; -1 for any
+// other layout.
+template <class F>
+int64_t with_avx2_pixels(const int* order, int channels, const F& f) {
+  const bool rgb = order[0] == 0 && order[1] == 1 && order[2] == 2;
+  const bool bgr = order[0] == 2 && order[1] == 1 && order[2] == 0;
+  if (!(rgb || bgr) || (channels != 3 && channels != 4) || (channels == 4 && order[3] != 3)) return -1;
+  if (channels == 3) {
+    return bgr ? f(std::integral_constant<int, 3>{}, std::true_type{})
+               : f(std::integral_constant<int, 3>{}, std::false_type{});
+  }
+  return bgr ? f(std::integral_constant<int, 4>{}, std::true_type{})
+             : f(std::integral_constant<int, 4>{}, std::false_type{});
+}
 #endif
 
 void YuvTo8BitPixels(const uint8_t* HWY_RESTRICT y, const uint8_t* HWY_RESTRICT u, const uint8_t* HWY_RESTRICT v,
@@ -1200,15 +1217,10 @@ void YuvTo8BitPixels(const uint8_t* HWY_RESTRICT y, const uint8_t* HWY_RESTRICT 
   const FixedCoeffs coeffs = c;
   int64_t i = 0;
 #if HWY_TARGET == HWY_AVX2
-  const bool rgb = order[0] == 0 && order[1] == 1 && order[2] == 2;
-  const bool bgr = order[0] == 2 && order[1] == 1 && order[2] == 0;
-  if ((channels == 3 || order[3] == 3) && (rgb || bgr)) {
-    i = channels == 3 ? (rgb ? YuvTo8BitPixelsAvx2<3, false>(y, u, v, n, c, flip, out)
-                             : YuvTo8BitPixelsAvx2<3, true>(y, u, v, n, c, flip, out))
-                      : (rgb ? YuvTo8BitPixelsAvx2<4, false>(y, u, v, n, c, flip, out)
-                             : YuvTo8BitPixelsAvx2<4, true>(y, u, v, n, c, flip, out));
-    y += i, u += i, v += i, out += channels * i, n -= i, i = 0;
-  }
+  const int64_t done = with_avx2_pixels(order, channels, [&](auto channel_count, auto swapped) {
+    return YuvTo8BitPixelsAvx2<decltype(channel_count)::value, decltype(swapped)::value>(y, u, v, n, c, flip, out);
+  });
+  if (done > 0) y += done, u += done, v += done, out += channels * done, n -= done;
 #endif
 #if HWY_TARGET != HWY_SCALAR
   const int o0 = order[0], o1 = order[1], o2 = order[2], o3 = channels == 4 ? order[3] : 3;
@@ -1453,8 +1465,7 @@ int64_t PairedPlanes(const uint8_t* const* rows, const ShuffleStream* streams, c
   const __m256i vflip = _mm256_set1_epi8(static_cast<char>(flip));
   const auto sink = [&](__m128i ys, __m128i us, __m128i vs, int64_t i) {
     __m256i rr, gg, bb;
-    Avx2Pixels<3, false>::rgb(coeffs, _mm256_cvtepu8_epi16(ys), _mm256_cvtepu8_epi16(us), _mm256_cvtepu8_epi16(vs), rr,
-                              gg, bb);
+    rounded_rgb_q6(coeffs, _mm256_cvtepu8_epi16(ys), _mm256_cvtepu8_epi16(us), _mm256_cvtepu8_epi16(vs), rr, gg, bb);
     // Lanes: R 0..7, G 0..7 | R 8..15, G 8..15; then B twice. Permuted: R 0..15 | G 0..15.
     const __m256i rg =
         _mm256_xor_si256(_mm256_permute4x64_epi64(_mm256_packus_epi16(rr, gg), _MM_SHUFFLE(3, 1, 2, 0)), vflip);
@@ -1497,18 +1508,11 @@ int64_t ShuffledYuvTo8BitPixels(const uint8_t* const* rows, const ShuffleStream*
                                 uint8_t flip, uint8_t* HWY_RESTRICT out) {
 #if HWY_TARGET == HWY_AVX2
   bool semi = false;
-  const bool rgb = order[0] == 0 && order[1] == 1 && order[2] == 2;
-  const bool bgr = order[0] == 2 && order[1] == 1 && order[2] == 0;
-  if (!paired_layout(streams, slots, &semi) || !(rgb || bgr) || (channels != 3 && channels != 4) ||
-      (channels == 4 && order[3] != 3)) {
-    return 0;
-  }
-  if (channels == 3) {
-    return bgr ? PairedPixels<3, true>(rows, streams, limits, chunks, semi, c, flip, out)
-               : PairedPixels<3, false>(rows, streams, limits, chunks, semi, c, flip, out);
-  }
-  return bgr ? PairedPixels<4, true>(rows, streams, limits, chunks, semi, c, flip, out)
-             : PairedPixels<4, false>(rows, streams, limits, chunks, semi, c, flip, out);
+  if (!paired_layout(streams, slots, &semi)) return 0;
+  return std::max<int64_t>(0, with_avx2_pixels(order, channels, [&](auto channel_count, auto swapped) {
+                             return PairedPixels<decltype(channel_count)::value, decltype(swapped)::value>(
+                                 rows, streams, limits, chunks, semi, c, flip, out);
+                           }));
 #else
   (void)rows, (void)streams, (void)limits, (void)slots, (void)chunks, (void)c, (void)order, (void)channels, (void)flip,
       (void)out;
