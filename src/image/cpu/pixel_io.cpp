@@ -469,14 +469,17 @@ int64_t planned_outputs(const SamplePlan& plan) {
   return plan.words.chunks > 0 && kernels::word_picks_fast() ? plan.words.outputs * plan.words.chunks : 8 * plan.chunks;
 }
 
+// Whether the plan's shuffle chunks serve `src` (its own format, and no word picks
+// to take instead): the one-pass kernels' condition.
+bool shuffles_serve(const ImageRef& src, const SamplePlan& plan) {
+  return plan.format == src.format && plan.chunks > 0 && !(plan.words.chunks > 0 && kernels::word_picks_fast());
+}
+
 // read_row_planned and read_row_planned_half in one pass where the kernels can (AVX2).
 template <typename T>
 int64_t planned_normalised(const ImageRef& src, int64_t x, int64_t y, const ColorCoeffs& coeffs, const SamplePlan& plan,
                            const float* affine, T* r, T* g, T* b) {
-  if (affine == nullptr || plan.format != src.format || plan.chunks == 0 ||
-      (plan.words.chunks > 0 && kernels::word_picks_fast())) {
-    return 0;
-  }
+  if (affine == nullptr || !shuffles_serve(src, plan)) return 0;
   const PlanRows from = plan_rows(src, x, y);
   return kernels::shuffled_yuv_to_planar(from.rows, plan.streams.data(), from.limits, plan.slots.data(), plan.chunks,
                                          coeffs, affine, r, g, b);
@@ -496,7 +499,7 @@ int64_t read_row_planned(const ImageRef& src, int64_t x, int64_t y, const ColorC
 int64_t read_row_planned_pixels(const ImageRef& src, int64_t x, int64_t y, const SamplePlan& plan,
                                 const kernels::FixedCoeffs& coeffs, const int* order, int channels, uint8_t flip,
                                 uint8_t* out) {
-  if (plan.format != src.format || plan.chunks == 0 || (plan.words.chunks > 0 && kernels::word_picks_fast())) return 0;
+  if (!shuffles_serve(src, plan)) return 0;
   const PlanRows from = plan_rows(src, x, y);
   return kernels::shuffled_yuv_to_8bit_pixels(from.rows, plan.streams.data(), from.limits, plan.slots.data(),
                                               plan.chunks, coeffs, order, channels, flip, out);
@@ -504,7 +507,7 @@ int64_t read_row_planned_pixels(const ImageRef& src, int64_t x, int64_t y, const
 
 int64_t read_row_planned_planes(const ImageRef& src, int64_t x, int64_t y, const SamplePlan& plan,
                                 const kernels::FixedCoeffs& coeffs, uint8_t flip, uint8_t* r, uint8_t* g, uint8_t* b) {
-  if (plan.format != src.format || plan.chunks == 0 || (plan.words.chunks > 0 && kernels::word_picks_fast())) return 0;
+  if (!shuffles_serve(src, plan)) return 0;
   const PlanRows from = plan_rows(src, x, y);
   return kernels::shuffled_yuv_to_8bit_planes(from.rows, plan.streams.data(), from.limits, plan.slots.data(),
                                               plan.chunks, coeffs, flip, r, g, b);
