@@ -40,6 +40,7 @@ section() { # ends the previous phase (its wall time goes to the summary), start
   phase=$1 phase_start=$SECONDS
   printf '\n==== %s ====\n' "$*"
 }
+source scripts/lib/line-tables.sh # line_tables: -g1, as scripts/test.sh builds
 sudo=""
 [ "$(id -u)" -ne 0 ] && sudo="sudo"
 
@@ -74,7 +75,7 @@ fi
 
 section "host build of the memhal command ($host_build), to compare outputs with"
 if [ ! -f "$host_build/build.ninja" ]; then
-  cmake -S . -B "$host_build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMEMHAL_WERROR=ON >/dev/null
+  cmake -S . -B "$host_build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMEMHAL_WERROR=ON "${line_tables[@]}" >/dev/null
 fi
 cmake --build "$host_build" -j "$jobs" --target memhal_cli
 host_cli=$(realpath "$host_build/tools/memhal")
@@ -83,7 +84,7 @@ section "$arch: cross build ($build, cmake/toolchains/$triple.cmake)"
 launcher=()
 command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
 cmake -S . -B "$build" -G Ninja -DCMAKE_TOOLCHAIN_FILE="$PWD/cmake/toolchains/$triple.cmake" \
-  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMEMHAL_WERROR=ON -DMEMHAL_BUILD_BENCH=OFF \
+  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMEMHAL_WERROR=ON -DMEMHAL_BUILD_BENCH=OFF "${line_tables[@]}" \
   -DMEMHAL_HOST_CLI="$host_cli" "${launcher[@]}" >/dev/null
 cmake --build "$build" -j "$jobs"
 file -bL "$build/src/libmemhal.so" | cut -d, -f1-2

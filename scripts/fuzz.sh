@@ -8,9 +8,10 @@ cd "$(dirname "$0")/.."
 seconds=${1:-60}
 shift || true
 scripts/deps.sh clang-14 libclang-rt-14-dev
+source scripts/lib/line-tables.sh
 cmake -S . -B build/fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER=clang-14 \
   -DCMAKE_CXX_COMPILER=clang++-14 -DMEMHAL_FUZZ=ON -DMEMHAL_SANITIZE=address,undefined \
-  -DMEMHAL_BUILD_TESTS=OFF -DMEMHAL_BUILD_BENCH=OFF -DMEMHAL_BUILD_TOOLS=OFF >/dev/null
+  -DMEMHAL_BUILD_TESTS=OFF -DMEMHAL_BUILD_BENCH=OFF -DMEMHAL_BUILD_TOOLS=OFF "${line_tables[@]}" >/dev/null
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
   targets=($(ls tests/fuzz/corpus))

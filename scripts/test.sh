@@ -16,18 +16,19 @@ jobs=$(nproc)
 status=0
 
 section() { printf '\n==== %s ====\n' "$*"; }
+source scripts/lib/line-tables.sh # line_tables: -g1 for every build here
 
 section "format (clang-format --dry-run -Werror over every tracked C and C++ file)"
 git ls-files -z -- '*.c' '*.h' '*.cpp' '*.hpp' | xargs -0 clang-format --dry-run -Werror || status=1
 
 section "build (warnings are errors)"
-cmake -S . -B build/ci -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMEMHAL_WERROR=ON >/dev/null
+cmake -S . -B build/ci -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMEMHAL_WERROR=ON "${line_tables[@]}" >/dev/null
 cmake --build build/ci -j "$jobs"
 section "tests"
 ctest --test-dir build/ci -j "$jobs" --output-on-failure || status=1
 
 section "build (ASan+UBSan)"
-cmake -S . -B build/asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DMEMHAL_WERROR=ON \
+cmake -S . -B build/asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DMEMHAL_WERROR=ON "${line_tables[@]}" \
   -DMEMHAL_SANITIZE=address,undefined -DMEMHAL_BUILD_BENCH=OFF >/dev/null
 cmake --build build/asan -j "$jobs"
 section "tests under ASan+UBSan"
@@ -35,7 +36,7 @@ ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:ha
   ctest --test-dir build/asan -j "$jobs" --output-on-failure -L unit || status=1
 
 section "build (TSan: the concurrency stress tests and the Channel)"
-cmake -S . -B build/tsan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DMEMHAL_WERROR=ON \
+cmake -S . -B build/tsan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DMEMHAL_WERROR=ON "${line_tables[@]}" \
   -DMEMHAL_SANITIZE=thread -DMEMHAL_BUILD_BENCH=OFF >/dev/null
 cmake --build build/tsan -j "$jobs" --target frame_stress_test image_stress_test ipc_test channel_peer
 section "tests under TSan"
