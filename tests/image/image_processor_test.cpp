@@ -397,7 +397,8 @@ TEST(ImageProcessor, ShufflePicksPickTheIndexedBytesOnEveryInstructionSet) {
   if (targets.all.empty()) GTEST_SKIP() << kNoTarget;
   const PixelFormat formats[] = {PixelFormat::Nv12, PixelFormat::Nv21, PixelFormat::Nv16,
                                  PixelFormat::Yuyv, PixelFormat::Uyvy, PixelFormat::Vyuy};
-  int paired = 0, unpaired = 0, split = 0;  // plans with and without pairs of chunks, pairs in two loads
+  // Plans with and without pairs of chunks, pairs in two loads, second streams on the first's loads.
+  int paired = 0, unpaired = 0, split = 0, shared = 0;
   for (int64_t target : targets.all) {
     hwy::SetSupportedTargetsForTest(target);
     std::mt19937 rng(43);
@@ -424,6 +425,7 @@ TEST(ImageProcessor, ShufflePicksPickTheIndexedBytesOnEveryInstructionSet) {
           const auto& pairs = plan.streams[0].pair_base;
           (std::any_of(pairs.begin(), pairs.end(), [](int32_t b) { return b >= 0; }) ? paired : unpaired)++;
           split += plan.streams[0].pair_split || plan.streams[1].pair_split;
+          shared += plan.streams[1].pair_shared;
           const uint8_t* rows[2] = {luma.data(), packed ? luma.data() : chroma.data()};
           const int64_t limits[2] = {bytes, bytes};
           std::vector<uint8_t> out(static_cast<std::size_t>(3 * n), 0);
@@ -452,6 +454,7 @@ TEST(ImageProcessor, ShufflePicksPickTheIndexedBytesOnEveryInstructionSet) {
   EXPECT_GT(paired, 0);
   EXPECT_GT(unpaired, 0);
   EXPECT_GT(split, 0);
+  EXPECT_GT(shared, 0);
 }
 
 // Rows of one source line whose picked pixels are the outputs (nearest downscales, and

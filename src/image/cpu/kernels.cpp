@@ -1295,15 +1295,17 @@ HWY_INLINE hn::Vec<hn::Full256<uint8_t>> pair_picks(const uint8_t* from, const u
 // The pairs of a shuffle plan as 16 Y, U and V bytes each, in registers: sink(ys, us, vs,
 // first output) takes them. A pair that does not fit goes to miss(p), which returns whether to
 // go on. Returns the outputs done (16 a pair).
-template <bool kSemi, int kW, int kSplit, class Sink, class Miss>
+template <bool kSemi, int kW, int kSplit, bool kShared, class Sink, class Miss>
 HWY_INLINE int64_t PairedYuv(const uint8_t* const* rows, const ShuffleStream* streams, const int64_t* limits,
                              int64_t pairs, const Sink& sink, const Miss& miss) {
   const uint8_t* const row0 = rows[0];
-  const uint8_t* const row1 = rows[1];
+  const uint8_t* const row1 = kShared ? row0 : rows[1];
   const int32_t* const pair0 = streams[0].pair_base.data();
-  const int32_t* const pair1 = streams[1].pair_base.data();
+  const int32_t* const pair1 = kShared ? pair0 : streams[1].pair_base.data();
   const int32_t* const upper0 = kSplit != 0 && streams[0].pair_split ? streams[0].pair_upper.data() : nullptr;
-  const int32_t* const upper1 = kSplit != 0 && streams[1].pair_split ? streams[1].pair_upper.data() : nullptr;
+  const int32_t* const upper1 = kShared                                ? upper0
+                                : kSplit != 0 && streams[1].pair_split ? streams[1].pair_upper.data()
+                                                                       : nullptr;
   const uint8_t* control0 = streams[0].pair_control.data();
   const uint8_t* control1 = streams[1].pair_control.data();
   const int windows0 = kW > 0 ? kW : streams[0].pair_windows;
@@ -1353,11 +1355,14 @@ int64_t PairedYuvTo(const uint8_t* const* rows, const ShuffleStream* streams, co
     return streams[0].pair_split == split && streams[1].pair_split == split && streams[0].pair_windows == windows &&
            streams[1].pair_windows == windows;
   };
-  if (alike(false, 2)) return PairedYuv<kSemi, 2, 0>(rows, streams, limits, pairs, sink, miss);
+  if (alike(false, 2)) return PairedYuv<kSemi, 2, 0, false>(rows, streams, limits, pairs, sink, miss);
   if constexpr (!kSemi) {
-    if (alike(true, 3)) return PairedYuv<kSemi, 3, 1>(rows, streams, limits, pairs, sink, miss);
+    if (alike(true, 3) && streams[1].pair_shared) {
+      return PairedYuv<kSemi, 3, 1, true>(rows, streams, limits, pairs, sink, miss);
+    }
+    if (alike(true, 3)) return PairedYuv<kSemi, 3, 1, false>(rows, streams, limits, pairs, sink, miss);
   }
-  return PairedYuv<kSemi, 0, -1>(rows, streams, limits, pairs, sink, miss);
+  return PairedYuv<kSemi, 0, -1, false>(rows, streams, limits, pairs, sink, miss);
 }
 
 // Whether a plan's streams have pairs in the layout PairedYuv takes: semi-planar (slots 0, 16,

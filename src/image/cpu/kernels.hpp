@@ -84,7 +84,8 @@ void sampled_packed_422_to_rgb(const uint8_t* p, int order, const int32_t* index
 /// chunk 2p's slots, the upper block's chunk 2p + 1's, its slots 0..7 moved to 8..15 where
 /// the stream leaves 8..15 unused (`pair_packed`), so that each 8-slot group of the pair is 16
 /// outputs of one channel after a 64-bit permute. pair_base[p] < 0: the pair does not fit;
-/// pick its chunks one by one.
+/// pick its chunks one by one. `pair_shared`: the pairs load the windows of the stream before
+/// (same bases, split and window count), so that the two streams' picks share their loads.
 struct ShuffleStream {
   int windows = 0;
   std::vector<int32_t> base;
@@ -92,6 +93,7 @@ struct ShuffleStream {
   int pair_windows = 0;
   bool pair_packed = false;
   bool pair_split = false;
+  bool pair_shared = false;
   std::vector<int32_t> pair_base;
   std::vector<int32_t> pair_upper;
   std::vector<uint8_t> pair_control;

@@ -298,9 +298,11 @@ void SamplePlan::build_words(bool semi, const std::array<int, 4>& pos, const int
 namespace {
 
 // The pairs of chunks of `stream` for 256-bit shuffles (kernels::ShuffleStream), from the byte
-// offsets offset(slot, output) that its chunks' slots take (-1: unused).
+// offsets offset(slot, output) that its chunks' slots take (-1: unused); with the windows of
+// `share` (a stream of the same row, or null) where every pair fits them.
 template <class Offset>
-void build_pairs(kernels::ShuffleStream& stream, const Offset& offset, int64_t chunks) {
+void build_pairs(kernels::ShuffleStream& stream, const Offset& offset, int64_t chunks,
+                 const kernels::ShuffleStream* share) {
   constexpr int kMaxWindows = 4;
   const int64_t pairs = chunks / 2;
   stream.pair_packed = true;
@@ -324,26 +326,46 @@ void build_pairs(kernels::ShuffleStream& stream, const Offset& offset, int64_t c
   const auto contiguous_windows = [&](int64_t p, int64_t at) {
     return std::max((hi[2 * p] - at) / 16 + 1, (hi[2 * p + 1] - at - 16) / 16 + 1);
   };
-  for (int64_t p = 0; p < pairs; ++p) {
-    const int64_t at = std::min(lo[2 * p], lo[2 * p + 1] - 16);
-    if (at >= 0 && contiguous_windows(p, at) > kMaxWindows) stream.pair_split = true;
-  }
-  stream.pair_upper.assign(stream.pair_split ? static_cast<std::size_t>(pairs) : 0, -1);
-  for (int64_t p = 0; p < pairs; ++p) {
-    if (hi[2 * p] < 0 || hi[2 * p + 1] < 0) continue;
-    int64_t windows = 0;
-    if (stream.pair_split) {
-      windows = std::max((hi[2 * p] - lo[2 * p]) / 16 + 1, (hi[2 * p + 1] - lo[2 * p + 1]) / 16 + 1);
-      if (windows > kMaxWindows) continue;
-      stream.pair_base[p] = static_cast<int32_t>(lo[2 * p]);
-      stream.pair_upper[p] = static_cast<int32_t>(lo[2 * p + 1]);
-    } else {
-      const int64_t at = std::min(lo[2 * p], lo[2 * p + 1] - 16);
-      if (at < 0) continue;  // the row's first bytes, rising by less than 16 a chunk
-      windows = contiguous_windows(p, at);
-      stream.pair_base[p] = static_cast<int32_t>(at);
+  // Shared: each pair's chunks lie within share's windows of it (no more of them).
+  stream.pair_shared = share != nullptr && static_cast<int64_t>(share->pair_base.size()) == pairs;
+  for (int64_t p = 0; p < pairs && stream.pair_shared; ++p) {
+    const int64_t at = share->pair_base[static_cast<std::size_t>(p)];
+    const bool used = hi[2 * p] >= 0 && hi[2 * p + 1] >= 0;
+    if (at < 0) {
+      stream.pair_shared = !used;
+      continue;
     }
-    stream.pair_windows = std::max(stream.pair_windows, static_cast<int>(windows));
+    const int64_t upper = share->pair_split ? share->pair_upper[static_cast<std::size_t>(p)] : at + 16;
+    stream.pair_shared = used && lo[2 * p] >= at && lo[2 * p + 1] >= upper &&
+                         std::max(hi[2 * p] - at, hi[2 * p + 1] - upper) < 16 * share->pair_windows;
+  }
+  if (stream.pair_shared) {
+    stream.pair_split = share->pair_split;
+    stream.pair_windows = share->pair_windows;
+    stream.pair_base = share->pair_base;
+    stream.pair_upper = share->pair_upper;
+  } else {
+    for (int64_t p = 0; p < pairs; ++p) {
+      const int64_t at = std::min(lo[2 * p], lo[2 * p + 1] - 16);
+      if (at >= 0 && contiguous_windows(p, at) > kMaxWindows) stream.pair_split = true;
+    }
+    stream.pair_upper.assign(stream.pair_split ? static_cast<std::size_t>(pairs) : 0, -1);
+    for (int64_t p = 0; p < pairs; ++p) {
+      if (hi[2 * p] < 0 || hi[2 * p + 1] < 0) continue;
+      int64_t windows = 0;
+      if (stream.pair_split) {
+        windows = std::max((hi[2 * p] - lo[2 * p]) / 16 + 1, (hi[2 * p + 1] - lo[2 * p + 1]) / 16 + 1);
+        if (windows > kMaxWindows) continue;
+        stream.pair_base[p] = static_cast<int32_t>(lo[2 * p]);
+        stream.pair_upper[p] = static_cast<int32_t>(lo[2 * p + 1]);
+      } else {
+        const int64_t at = std::min(lo[2 * p], lo[2 * p + 1] - 16);
+        if (at < 0) continue;  // the row's first bytes, rising by less than 16 a chunk
+        windows = contiguous_windows(p, at);
+        stream.pair_base[p] = static_cast<int32_t>(at);
+      }
+      stream.pair_windows = std::max(stream.pair_windows, static_cast<int>(windows));
+    }
   }
   const int64_t bytes = 32 * stream.pair_windows;
   stream.pair_control.assign(static_cast<std::size_t>(pairs * bytes), 0x80);
@@ -414,8 +436,10 @@ void SamplePlan::build(PixelFormat source, const int32_t* index, int64_t n) {
         stream.control[static_cast<std::size_t>(k * bytes + (d / 16) * 16 + slot)] = static_cast<uint8_t>(d % 16);
       }
     }
+    // A packed row's second stream (V) lies within the first's (Y, U) windows at 3:1.
     build_pairs(
-        stream, [&](int slot, int64_t i) { return offset(s, slot, i); }, count);
+        stream, [&](int slot, int64_t i) { return offset(s, slot, i); }, count,
+        packed && s == 1 ? &streams[0] : nullptr);
   }
   chunks = count;
 }
