@@ -473,14 +473,14 @@ void CpuConverter::process_q6(Scratch& s, int task) {
 bool CpuConverter::write_q6_pixels(Scratch& s, int64_t y, int64_t r) {
   const Geometry& g = plan_->geometry;
   const Rect& box = g.content;
-  prefetch_next(r);
+  const int64_t next = prefetch_next(r, &plan_->q6_sample);
   const int channels = params_.channels;
   const int64_t line = g.crop.y + g.vertical.index[r];
   auto* row = reinterpret_cast<uint8_t*>(dst_->planes[0].base + y * dst_->planes[0].row);
   uint8_t* const pixels = row + box.x * channels;
   // The plan's pairs straight to pixels where they can (AVX2), the rest through the bytes.
-  const int64_t done = read_row_planned_pixels(*src_, g.crop.x, line, plan_->q6_sample, fixed_, params_.order.data(),
-                                               channels, flip_, pixels);
+  const int64_t done = read_row_planned_pixels(*src_, g.crop.x, line, next, plan_->q6_sample, fixed_,
+                                               params_.order.data(), channels, flip_, pixels);
   if (done < box.width) {
     static const SamplePlan kNoPlan;
     const YuvBytes bytes =
@@ -505,7 +505,7 @@ bool CpuConverter::write_q6_planes(Scratch& s, int64_t y, int64_t r) {
   const Geometry& g = plan_->geometry;
   const Rect& box = g.content;
   const int64_t cw = box.width;
-  prefetch_next(r);
+  const int64_t next = prefetch_next(r, &plan_->q6_sample);
   const int64_t line = g.crop.y + g.vertical.index[r];
   const auto plane_row = [&](int j) {
     return reinterpret_cast<uint8_t*>(dst_->planes[j].base + y * dst_->planes[j].row);
@@ -513,7 +513,7 @@ bool CpuConverter::write_q6_planes(Scratch& s, int64_t y, int64_t r) {
   uint8_t* rows[3];  // where R, G and B of the content go
   for (int j = 0; j < 3; ++j) rows[params_.order[j]] = plane_row(j) + box.x;
   const int64_t done =
-      read_row_planned_planes(*src_, g.crop.x, line, plan_->q6_sample, fixed_, flip_, rows[0], rows[1], rows[2]);
+      read_row_planned_planes(*src_, g.crop.x, line, next, plan_->q6_sample, fixed_, flip_, rows[0], rows[1], rows[2]);
   if (done < cw) {
     static const SamplePlan kNoPlan;
     const YuvBytes bytes = read_row_yuv_bytes(*src_, g.crop.x, line, plan_->q6_positions.data() + done, cw - done,
@@ -844,14 +844,18 @@ const float* CpuConverter::cached_line(Scratch& s, int64_t line, int64_t keep) {
 }
 
 // The next row's source lines load while this one converts: camera frames arrive in DRAM, and
-// rows pages apart defeat the hardware prefetchers.
-void CpuConverter::prefetch_next(int64_t r) {
+// rows pages apart defeat the hardware prefetchers. Where row r's reads by the plan `reads`
+// ask for them as they go (planned_rows_prefetch) and the next row takes one source line,
+// returns that line for them; else asks for the lines here, all at once, and returns -1.
+int64_t CpuConverter::prefetch_next(int64_t r, const SamplePlan* reads) {
   const Geometry& g = plan_->geometry;
   const AxisTaps& v = g.vertical;
-  if (r + 1 >= g.content.height || g.column_lines) return;
+  if (r + 1 >= g.content.height || g.column_lines) return -1;
   const int64_t next = v.index[r + 1];
+  if (reads != nullptr && v.weight[r + 1] == 0.0f && planned_rows_prefetch(*src_, *reads)) return g.crop.y + next;
   prefetch_row(*src_, g.crop.x, g.crop.y + next, g.positions);
   if (v.weight[r + 1] != 0.0f) prefetch_row(*src_, g.crop.x, g.crop.y + next + 1, g.positions);
+  return -1;
 }
 
 // Normalised planar float and half rows that one source line feeds go to the destination
@@ -865,7 +869,7 @@ bool CpuConverter::write_direct(Scratch& s, int64_t y, const RgbaRows& row) {
   const Rect& box = g.content;
   const int64_t r = y - box.y;
   if (g.vertical.weight[r] != 0.0f) return false;
-  prefetch_next(r);
+  const int64_t next = prefetch_next(r, &plan_->sample);
   const bool half = dst_->dtype == DType::F16;
   const int64_t esize = half ? 2 : 4;
   std::byte* out[3];  // row y of the plane that takes R, G, B
@@ -882,9 +886,9 @@ bool CpuConverter::write_direct(Scratch& s, int64_t y, const RgbaRows& row) {
   if (half) {
     uint16_t* const halves[3] = {reinterpret_cast<uint16_t*>(at(0, box.x)), reinterpret_cast<uint16_t*>(at(1, box.x)),
                                  reinterpret_cast<uint16_t*>(at(2, box.x))};
-    done = read_row_planned_half(*src_, g.crop.x, line, coeffs_, plan_->sample, affine, halves, s.staging.data());
+    done = read_row_planned_half(*src_, g.crop.x, line, next, coeffs_, plan_->sample, affine, halves, s.staging.data());
   } else {
-    done = read_row_planned(*src_, g.crop.x, line, coeffs_, plan_->sample, affine,
+    done = read_row_planned(*src_, g.crop.x, line, next, coeffs_, plan_->sample, affine,
                             reinterpret_cast<float*>(at(0, box.x)), reinterpret_cast<float*>(at(1, box.x)),
                             reinterpret_cast<float*>(at(2, box.x)), s.staging.data());
   }

@@ -97,7 +97,7 @@ class CpuConverter {
   void resample_q6(int16_t* in, int64_t n, int16_t* out) const;
   void compose_row(Scratch& s, int64_t y, const RgbaRows& row);
   bool write_direct(Scratch& s, int64_t y, const RgbaRows& row);
-  void prefetch_next(int64_t r);
+  int64_t prefetch_next(int64_t r, const SamplePlan* reads = nullptr);
   int64_t next_bar_rows(int64_t y, int64_t y1, int64_t written, bool& fill);
   const float* cached_line(Scratch& s, int64_t line, int64_t keep);
   void resample_line(Scratch& s, int64_t line, float* out);

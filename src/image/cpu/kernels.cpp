@@ -1297,7 +1297,7 @@ HWY_INLINE hn::Vec<hn::Full256<uint8_t>> pair_picks(const uint8_t* from, const u
 // go on. Returns the outputs done (16 a pair).
 template <bool kSemi, int kW, int kSplit, bool kShared, class Sink, class Miss>
 HWY_INLINE int64_t PairedYuv(const uint8_t* const* rows, const ShuffleStream* streams, const int64_t* limits,
-                             int64_t pairs, const Sink& sink, const Miss& miss) {
+                             const int64_t* ahead, int64_t pairs, const Sink& sink, const Miss& miss) {
   const uint8_t* const row0 = rows[0];
   const uint8_t* const row1 = kShared ? row0 : rows[1];
   const int32_t* const pair0 = streams[0].pair_base.data();
@@ -1331,6 +1331,17 @@ HWY_INLINE int64_t PairedYuv(const uint8_t* const* rows, const ShuffleStream* st
       if (miss(p)) continue;
       return 16 * p;
     }
+    if (ahead != nullptr) {
+      // The next row's lines under this pair: each block's first line, which leaves none out
+      // where the pairs advance by at most 64 bytes (the 3:1 letterbox of 1080p NV12: 48) or
+      // are split (a block's bytes then span at most 64).
+      __builtin_prefetch(row0 + at0 + ahead[0]);
+      if (upper0) __builtin_prefetch(row0 + upper0[p] + ahead[0]);
+      if (!kShared) {
+        __builtin_prefetch(row1 + at1 + ahead[1]);
+        if (upper1) __builtin_prefetch(row1 + upper1[p] + ahead[1]);
+      }
+    }
     const auto a = pair_picks<kW, kSplit>(row0 + at0, upper0 ? row0 + upper0[p] : nullptr, control0, windows0);
     const auto b = pair_picks<kW, kSplit>(row1 + at1, upper1 ? row1 + upper1[p] : nullptr, control1, windows1);
     if (kSemi) {
@@ -1348,21 +1359,21 @@ HWY_INLINE int64_t PairedYuv(const uint8_t* const* rows, const ShuffleStream* st
 // of 1080p's: two a stream, one load each (semi-planar), or three from two loads each (packed
 // 4:2:2; 7-9% off cold YUYV 1080p -> 640x640 rgb u8 and f32 on Zen 3).
 template <bool kSemi, class Sink, class Miss>
-int64_t PairedYuvTo(const uint8_t* const* rows, const ShuffleStream* streams, const int64_t* limits, int64_t chunks,
-                    const Sink& sink, const Miss& miss) {
+int64_t PairedYuvTo(const uint8_t* const* rows, const ShuffleStream* streams, const int64_t* limits,
+                    const int64_t* ahead, int64_t chunks, const Sink& sink, const Miss& miss) {
   const int64_t pairs = std::min<int64_t>(chunks / 2, static_cast<int64_t>(streams[0].pair_base.size()));
   const auto alike = [&](bool split, int windows) {
     return streams[0].pair_split == split && streams[1].pair_split == split && streams[0].pair_windows == windows &&
            streams[1].pair_windows == windows;
   };
-  if (alike(false, 2)) return PairedYuv<kSemi, 2, 0, false>(rows, streams, limits, pairs, sink, miss);
+  if (alike(false, 2)) return PairedYuv<kSemi, 2, 0, false>(rows, streams, limits, ahead, pairs, sink, miss);
   if constexpr (!kSemi) {
     if (alike(true, 3) && streams[1].pair_shared) {
-      return PairedYuv<kSemi, 3, 1, true>(rows, streams, limits, pairs, sink, miss);
+      return PairedYuv<kSemi, 3, 1, true>(rows, streams, limits, ahead, pairs, sink, miss);
     }
-    if (alike(true, 3)) return PairedYuv<kSemi, 3, 1, false>(rows, streams, limits, pairs, sink, miss);
+    if (alike(true, 3)) return PairedYuv<kSemi, 3, 1, false>(rows, streams, limits, ahead, pairs, sink, miss);
   }
-  return PairedYuv<kSemi, 0, -1, false>(rows, streams, limits, pairs, sink, miss);
+  return PairedYuv<kSemi, 0, -1, false>(rows, streams, limits, ahead, pairs, sink, miss);
 }
 
 // Whether a plan's streams have pairs in the layout PairedYuv takes: semi-planar (slots 0, 16,
@@ -1415,7 +1426,7 @@ void ShuffledYuvBytesInRegisters(const uint8_t* const* rows, const ShuffleStream
       one_chunk(2 * p + 1);
       return true;
     };
-    k = PairedYuvTo<kSemi>(rows, streams, limits, chunks, sink, miss) / 8;
+    k = PairedYuvTo<kSemi>(rows, streams, limits, nullptr, chunks, sink, miss) / 8;
   }
 #else
   (void)slots;  // one layout or the other alike: pairs are for 256-bit vectors
@@ -1461,20 +1472,22 @@ void ShuffledYuvBytes(const uint8_t* const* rows, const ShuffleStream* streams, 
 
 #if HWY_TARGET == HWY_AVX2
 template <int kChannels, bool kBgr>
-int64_t PairedPixels(const uint8_t* const* rows, const ShuffleStream* streams, const int64_t* limits, int64_t chunks,
-                     bool semi, const FixedCoeffs& c, uint8_t flip, uint8_t* out) {
+int64_t PairedPixels(const uint8_t* const* rows, const ShuffleStream* streams, const int64_t* limits,
+                     const int64_t* ahead, int64_t chunks, bool semi, const FixedCoeffs& c, uint8_t flip,
+                     uint8_t* out) {
   const Avx2Pixels<kChannels, kBgr> pixels(c, flip);
   const auto sink = [&](__m128i ys, __m128i us, __m128i vs, int64_t i) {
     pixels.put(_mm256_cvtepu8_epi16(ys), _mm256_cvtepu8_epi16(us), _mm256_cvtepu8_epi16(vs), out + kChannels * i);
   };
   const auto stop = [](int64_t) { return false; };
-  return semi ? PairedYuvTo<true>(rows, streams, limits, chunks, sink, stop)
-              : PairedYuvTo<false>(rows, streams, limits, chunks, sink, stop);
+  return semi ? PairedYuvTo<true>(rows, streams, limits, ahead, chunks, sink, stop)
+              : PairedYuvTo<false>(rows, streams, limits, ahead, chunks, sink, stop);
 }
 
 // Planar 8-bit rows (R, G, B to r, g, b; XOR `flip`) straight from a plan's pairs.
-int64_t PairedPlanes(const uint8_t* const* rows, const ShuffleStream* streams, const int64_t* limits, int64_t chunks,
-                     bool semi, const FixedCoeffs& c, uint8_t flip, uint8_t* r, uint8_t* g, uint8_t* b) {
+int64_t PairedPlanes(const uint8_t* const* rows, const ShuffleStream* streams, const int64_t* limits,
+                     const int64_t* ahead, int64_t chunks, bool semi, const FixedCoeffs& c, uint8_t flip, uint8_t* r,
+                     uint8_t* g, uint8_t* b) {
   const FixedCoeffs coeffs = c;
   const __m256i vflip = _mm256_set1_epi8(static_cast<char>(flip));
   const auto sink = [&](__m128i ys, __m128i us, __m128i vs, int64_t i) {
@@ -1490,14 +1503,15 @@ int64_t PairedPlanes(const uint8_t* const* rows, const ShuffleStream* streams, c
     _mm_storeu_si128(reinterpret_cast<__m128i*>(b + i), _mm256_castsi256_si128(b2));
   };
   const auto stop = [](int64_t) { return false; };
-  return semi ? PairedYuvTo<true>(rows, streams, limits, chunks, sink, stop)
-              : PairedYuvTo<false>(rows, streams, limits, chunks, sink, stop);
+  return semi ? PairedYuvTo<true>(rows, streams, limits, ahead, chunks, sink, stop)
+              : PairedYuvTo<false>(rows, streams, limits, ahead, chunks, sink, stop);
 }
 
 // Normalised planar rows (floats or halves) straight from a plan's pairs, as PairedPixels.
 template <typename T>
 int64_t PairedNormalised(const uint8_t* const* rows, const ShuffleStream* streams, const int64_t* limits,
-                         int64_t chunks, bool semi, const ColorCoeffs& c, const float* affine, T* r, T* g, T* b) {
+                         const int64_t* ahead, int64_t chunks, bool semi, const ColorCoeffs& c, const float* affine,
+                         T* r, T* g, T* b) {
   const hn::Full256<float> df;
   const NormalisedFactors f(c, affine);
   const auto sink = [&](__m128i ys, __m128i us, __m128i vs, int64_t i) {
@@ -1512,63 +1526,65 @@ int64_t PairedNormalised(const uint8_t* const* rows, const ShuffleStream* stream
     }
   };
   const auto stop = [](int64_t) { return false; };
-  return semi ? PairedYuvTo<true>(rows, streams, limits, chunks, sink, stop)
-              : PairedYuvTo<false>(rows, streams, limits, chunks, sink, stop);
+  return semi ? PairedYuvTo<true>(rows, streams, limits, ahead, chunks, sink, stop)
+              : PairedYuvTo<false>(rows, streams, limits, ahead, chunks, sink, stop);
 }
 #endif
 
 int64_t ShuffledYuvTo8BitPixels(const uint8_t* const* rows, const ShuffleStream* streams, const int64_t* limits,
-                                const int* slots, int64_t chunks, const FixedCoeffs& c, const int* order, int channels,
-                                uint8_t flip, uint8_t* HWY_RESTRICT out) {
+                                const int64_t* ahead, const int* slots, int64_t chunks, const FixedCoeffs& c,
+                                const int* order, int channels, uint8_t flip, uint8_t* HWY_RESTRICT out) {
 #if HWY_TARGET == HWY_AVX2
   bool semi = false;
   if (!paired_layout(streams, slots, &semi)) return 0;
   return std::max<int64_t>(0, with_avx2_pixels(order, channels, [&](auto channel_count, auto swapped) {
                              return PairedPixels<decltype(channel_count)::value, decltype(swapped)::value>(
-                                 rows, streams, limits, chunks, semi, c, flip, out);
+                                 rows, streams, limits, ahead, chunks, semi, c, flip, out);
                            }));
 #else
-  (void)rows, (void)streams, (void)limits, (void)slots, (void)chunks, (void)c, (void)order, (void)channels, (void)flip,
-      (void)out;
+  (void)rows, (void)streams, (void)limits, (void)ahead, (void)slots, (void)chunks, (void)c, (void)order, (void)channels,
+      (void)flip, (void)out;
   return 0;
 #endif
 }
 
 int64_t ShuffledYuvTo8BitPlanes(const uint8_t* const* rows, const ShuffleStream* streams, const int64_t* limits,
-                                const int* slots, int64_t chunks, const FixedCoeffs& c, uint8_t flip, uint8_t* r,
-                                uint8_t* g, uint8_t* b) {
+                                const int64_t* ahead, const int* slots, int64_t chunks, const FixedCoeffs& c,
+                                uint8_t flip, uint8_t* r, uint8_t* g, uint8_t* b) {
 #if HWY_TARGET == HWY_AVX2
   bool semi = false;
   if (!paired_layout(streams, slots, &semi)) return 0;
-  return PairedPlanes(rows, streams, limits, chunks, semi, c, flip, r, g, b);
+  return PairedPlanes(rows, streams, limits, ahead, chunks, semi, c, flip, r, g, b);
 #else
-  (void)rows, (void)streams, (void)limits, (void)slots, (void)chunks, (void)c, (void)flip, (void)r, (void)g, (void)b;
+  (void)rows, (void)streams, (void)limits, (void)ahead, (void)slots, (void)chunks, (void)c, (void)flip, (void)r,
+      (void)g, (void)b;
   return 0;
 #endif
 }
 
 template <typename T>
 int64_t ShuffledYuvNormalised(const uint8_t* const* rows, const ShuffleStream* streams, const int64_t* limits,
-                              const int* slots, int64_t chunks, const ColorCoeffs& c, const float* affine, T* r, T* g,
-                              T* b) {
+                              const int64_t* ahead, const int* slots, int64_t chunks, const ColorCoeffs& c,
+                              const float* affine, T* r, T* g, T* b) {
 #if HWY_TARGET == HWY_AVX2
   bool semi = false;
   if (!paired_layout(streams, slots, &semi)) return 0;
-  return PairedNormalised(rows, streams, limits, chunks, semi, c, affine, r, g, b);
+  return PairedNormalised(rows, streams, limits, ahead, chunks, semi, c, affine, r, g, b);
 #else
-  (void)rows, (void)streams, (void)limits, (void)slots, (void)chunks, (void)c, (void)affine, (void)r, (void)g, (void)b;
+  (void)rows, (void)streams, (void)limits, (void)ahead, (void)slots, (void)chunks, (void)c, (void)affine, (void)r,
+      (void)g, (void)b;
   return 0;
 #endif
 }
 int64_t ShuffledYuvToPlanar(const uint8_t* const* rows, const ShuffleStream* streams, const int64_t* limits,
-                            const int* slots, int64_t chunks, const ColorCoeffs& c, const float* affine, float* r,
-                            float* g, float* b) {
-  return ShuffledYuvNormalised(rows, streams, limits, slots, chunks, c, affine, r, g, b);
+                            const int64_t* ahead, const int* slots, int64_t chunks, const ColorCoeffs& c,
+                            const float* affine, float* r, float* g, float* b) {
+  return ShuffledYuvNormalised(rows, streams, limits, ahead, slots, chunks, c, affine, r, g, b);
 }
 int64_t ShuffledYuvToPlanarHalf(const uint8_t* const* rows, const ShuffleStream* streams, const int64_t* limits,
-                                const int* slots, int64_t chunks, const ColorCoeffs& c, const float* affine,
-                                uint16_t* r, uint16_t* g, uint16_t* b) {
-  return ShuffledYuvNormalised(rows, streams, limits, slots, chunks, c, affine, r, g, b);
+                                const int64_t* ahead, const int* slots, int64_t chunks, const ColorCoeffs& c,
+                                const float* affine, uint16_t* r, uint16_t* g, uint16_t* b) {
+  return ShuffledYuvNormalised(rows, streams, limits, ahead, slots, chunks, c, affine, r, g, b);
 }
 
 // The byte of a 128-byte window that word-pick control word `w` names (kernels.hpp).
@@ -1578,6 +1594,10 @@ inline uint8_t picked_byte(const uint8_t* window, uint16_t w) {
 
 bool WordPicksFast() {
   return HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL;
+}
+
+bool ShufflesInOnePass() {
+  return HWY_TARGET == HWY_AVX2;
 }
 
 // One vpermt2w picks the 32 words of a chunk's op from its 128-byte window, a variable shift
@@ -1947,6 +1967,7 @@ HWY_EXPORT(ShuffledYuvTo8BitPlanes);
 HWY_EXPORT(ShuffledYuvToPlanar);
 HWY_EXPORT(ShuffledYuvToPlanarHalf);
 HWY_EXPORT(WordPicksFast);
+HWY_EXPORT(ShufflesInOnePass);
 HWY_EXPORT(WordPickedYuvBytes);
 HWY_EXPORT(BlendQ6);
 HWY_EXPORT(Resample2TapQ6);
@@ -2012,25 +2033,25 @@ void yuv_to_8bit_pixels(const uint8_t* y, const uint8_t* u, const uint8_t* v, in
   HWY_DYNAMIC_DISPATCH(YuvTo8BitPixels)(y, u, v, n, c, order, channels, flip, out);
 }
 int64_t shuffled_yuv_to_8bit_pixels(const uint8_t* const* rows, const ShuffleStream* streams, const int64_t* limits,
-                                    const int* slots, int64_t chunks, const FixedCoeffs& c, const int* order,
-                                    int channels, uint8_t flip, uint8_t* out) {
-  return HWY_DYNAMIC_DISPATCH(ShuffledYuvTo8BitPixels)(rows, streams, limits, slots, chunks, c, order, channels, flip,
-                                                       out);
+                                    const int64_t* ahead, const int* slots, int64_t chunks, const FixedCoeffs& c,
+                                    const int* order, int channels, uint8_t flip, uint8_t* out) {
+  return HWY_DYNAMIC_DISPATCH(ShuffledYuvTo8BitPixels)(rows, streams, limits, ahead, slots, chunks, c, order, channels,
+                                                       flip, out);
 }
 int64_t shuffled_yuv_to_8bit_planes(const uint8_t* const* rows, const ShuffleStream* streams, const int64_t* limits,
-                                    const int* slots, int64_t chunks, const FixedCoeffs& c, uint8_t flip, uint8_t* r,
-                                    uint8_t* g, uint8_t* b) {
-  return HWY_DYNAMIC_DISPATCH(ShuffledYuvTo8BitPlanes)(rows, streams, limits, slots, chunks, c, flip, r, g, b);
+                                    const int64_t* ahead, const int* slots, int64_t chunks, const FixedCoeffs& c,
+                                    uint8_t flip, uint8_t* r, uint8_t* g, uint8_t* b) {
+  return HWY_DYNAMIC_DISPATCH(ShuffledYuvTo8BitPlanes)(rows, streams, limits, ahead, slots, chunks, c, flip, r, g, b);
 }
 int64_t shuffled_yuv_to_planar(const uint8_t* const* rows, const ShuffleStream* streams, const int64_t* limits,
-                               const int* slots, int64_t chunks, const ColorCoeffs& c, const float* affine, float* r,
-                               float* g, float* b) {
-  return HWY_DYNAMIC_DISPATCH(ShuffledYuvToPlanar)(rows, streams, limits, slots, chunks, c, affine, r, g, b);
+                               const int64_t* ahead, const int* slots, int64_t chunks, const ColorCoeffs& c,
+                               const float* affine, float* r, float* g, float* b) {
+  return HWY_DYNAMIC_DISPATCH(ShuffledYuvToPlanar)(rows, streams, limits, ahead, slots, chunks, c, affine, r, g, b);
 }
 int64_t shuffled_yuv_to_planar(const uint8_t* const* rows, const ShuffleStream* streams, const int64_t* limits,
-                               const int* slots, int64_t chunks, const ColorCoeffs& c, const float* affine, uint16_t* r,
-                               uint16_t* g, uint16_t* b) {
-  return HWY_DYNAMIC_DISPATCH(ShuffledYuvToPlanarHalf)(rows, streams, limits, slots, chunks, c, affine, r, g, b);
+                               const int64_t* ahead, const int* slots, int64_t chunks, const ColorCoeffs& c,
+                               const float* affine, uint16_t* r, uint16_t* g, uint16_t* b) {
+  return HWY_DYNAMIC_DISPATCH(ShuffledYuvToPlanarHalf)(rows, streams, limits, ahead, slots, chunks, c, affine, r, g, b);
 }
 void shuffled_yuv_bytes(const uint8_t* const* rows, const ShuffleStream* streams, const int64_t* limits,
                         const int* slots, int64_t chunks, uint8_t* y, uint8_t* u, uint8_t* v) {
@@ -2108,6 +2129,9 @@ void planar_yuv_to_half(const uint8_t* y, const uint8_t* u, const uint8_t* v, in
 }
 bool word_picks_fast() {
   return HWY_DYNAMIC_DISPATCH(WordPicksFast)();
+}
+bool shuffles_in_one_pass() {
+  return HWY_DYNAMIC_DISPATCH(ShufflesInOnePass)();
 }
 void word_picked_yuv_bytes(const uint8_t* const* rows, const WordPicks& plan, const int64_t* limits, uint8_t* y,
                            uint8_t* u, uint8_t* v) {

@@ -203,25 +203,29 @@ void yuv_to_rgb_q6_accumulate(const uint8_t* y, const uint8_t* u, const uint8_t*
 /// y, u and v + 8 k. Two chunks at a time where the stream has pairs and the vectors are 256 bits.
 void shuffled_yuv_bytes(const uint8_t* const* rows, const ShuffleStream* streams, const int64_t* limits,
                         const int* slots, int64_t chunks, uint8_t* y, uint8_t* u, uint8_t* v);
+/// Whether the one-pass shuffle kernels below serve on this CPU (AVX2), given pairs in their layout.
+bool shuffles_in_one_pass();
 /// shuffled_yuv_bytes then yuv_to_8bit_pixels in one pass, the bytes kept in registers, for the
 /// stream pairs (16 outputs each) from the first on as long as they fit, where the vectors are
 /// AVX2's and the pixels RGB, BGR, RGBA or BGRA: returns how many outputs it wrote (0 where it
-/// does not serve).
+/// does not serve). `ahead` (null: none): per stream, how far from rows[s] the same bytes of the
+/// row that the next call reads lie; each pair asks for its lines there as it goes (the next
+/// row's loads spread over this row's work rather than all at once before it).
 int64_t shuffled_yuv_to_8bit_pixels(const uint8_t* const* rows, const ShuffleStream* streams, const int64_t* limits,
-                                    const int* slots, int64_t chunks, const FixedCoeffs& c, const int* order,
-                                    int channels, uint8_t flip, uint8_t* out);
+                                    const int64_t* ahead, const int* slots, int64_t chunks, const FixedCoeffs& c,
+                                    const int* order, int channels, uint8_t flip, uint8_t* out);
 /// The same into planar 8-bit rows: R, G and B (XOR `flip`) to r, g and b.
 int64_t shuffled_yuv_to_8bit_planes(const uint8_t* const* rows, const ShuffleStream* streams, const int64_t* limits,
-                                    const int* slots, int64_t chunks, const FixedCoeffs& c, uint8_t flip, uint8_t* r,
-                                    uint8_t* g, uint8_t* b);
+                                    const int64_t* ahead, const int* slots, int64_t chunks, const FixedCoeffs& c,
+                                    uint8_t flip, uint8_t* r, uint8_t* g, uint8_t* b);
 /// shuffled_yuv_bytes then planar_yuv_to_rgb (or planar_yuv_to_half) with `affine` (not null)
 /// in one pass, as shuffled_yuv_to_8bit_pixels: returns how many outputs it wrote.
 int64_t shuffled_yuv_to_planar(const uint8_t* const* rows, const ShuffleStream* streams, const int64_t* limits,
-                               const int* slots, int64_t chunks, const ColorCoeffs& c, const float* affine, float* r,
-                               float* g, float* b);
+                               const int64_t* ahead, const int* slots, int64_t chunks, const ColorCoeffs& c,
+                               const float* affine, float* r, float* g, float* b);
 int64_t shuffled_yuv_to_planar(const uint8_t* const* rows, const ShuffleStream* streams, const int64_t* limits,
-                               const int* slots, int64_t chunks, const ColorCoeffs& c, const float* affine, uint16_t* r,
-                               uint16_t* g, uint16_t* b);
+                               const int64_t* ahead, const int* slots, int64_t chunks, const ColorCoeffs& c,
+                               const float* affine, uint16_t* r, uint16_t* g, uint16_t* b);
 /// out[i] = a[i] + (b[i] - a[i]) * w / 32768, w in [0, 32768).
 void blend_q6(const int16_t* a, const int16_t* b, int16_t w, int16_t* out, int64_t n);
 /// out[i] = in[index[i]] + (in[index[i] + 1] - in[index[i]]) * weight[i] / 32768.

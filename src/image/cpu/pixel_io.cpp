@@ -499,47 +499,72 @@ bool shuffles_serve(const ImageRef& src, const SamplePlan& plan) {
   return plan.format == src.format && plan.chunks > 0 && !(plan.words.chunks > 0 && kernels::word_picks_fast());
 }
 
+// The one-pass kernels' `ahead`: how far row next_y's bytes lie from row y's in each of the
+// plan's streams (into `ahead`); null where next_y < 0.
+const int64_t* rows_ahead(const ImageRef& src, int64_t x, int64_t next_y, const PlanRows& from, int64_t* ahead) {
+  if (next_y < 0) return nullptr;
+  const PlanRows next = plan_rows(src, x, next_y);
+  for (int s = 0; s < 2; ++s) {
+    ahead[s] = static_cast<int64_t>(reinterpret_cast<std::uintptr_t>(next.rows[s]) -
+                                    reinterpret_cast<std::uintptr_t>(from.rows[s]));
+  }
+  return ahead;
+}
+
 // read_row_planned and read_row_planned_half in one pass where the kernels can (AVX2).
 template <typename T>
-int64_t planned_normalised(const ImageRef& src, int64_t x, int64_t y, const ColorCoeffs& coeffs, const SamplePlan& plan,
-                           const float* affine, T* r, T* g, T* b) {
+int64_t planned_normalised(const ImageRef& src, int64_t x, int64_t y, int64_t next_y, const ColorCoeffs& coeffs,
+                           const SamplePlan& plan, const float* affine, T* r, T* g, T* b) {
   if (affine == nullptr || !shuffles_serve(src, plan)) return 0;
   const PlanRows from = plan_rows(src, x, y);
-  return kernels::shuffled_yuv_to_planar(from.rows, plan.streams.data(), from.limits, plan.slots.data(), plan.chunks,
+  int64_t ahead[2];
+  return kernels::shuffled_yuv_to_planar(from.rows, plan.streams.data(), from.limits,
+                                         rows_ahead(src, x, next_y, from, ahead), plan.slots.data(), plan.chunks,
                                          coeffs, affine, r, g, b);
 }
 
 }  // namespace
 
-int64_t read_row_planned(const ImageRef& src, int64_t x, int64_t y, const ColorCoeffs& coeffs, const SamplePlan& plan,
-                         const float* affine, float* r, float* g, float* b, uint8_t* staging) {
-  if (const int64_t done = planned_normalised(src, x, y, coeffs, plan, affine, r, g, b); done > 0) return done;
+bool planned_rows_prefetch(const ImageRef& src, const SamplePlan& plan) {
+  return shuffles_serve(src, plan) && kernels::shuffles_in_one_pass() && !plan.streams[0].pair_base.empty();
+}
+
+int64_t read_row_planned(const ImageRef& src, int64_t x, int64_t y, int64_t next_y, const ColorCoeffs& coeffs,
+                         const SamplePlan& plan, const float* affine, float* r, float* g, float* b, uint8_t* staging) {
+  if (const int64_t done = planned_normalised(src, x, y, next_y, coeffs, plan, affine, r, g, b); done > 0) {
+    return done;
+  }
   const int64_t n = planned_outputs(plan);
   if (planned_bytes(src, x, y, plan, staging, staging + n, staging + 2 * n) == 0) return 0;
   kernels::planar_yuv_to_rgb(staging, staging + n, staging + 2 * n, n, coeffs, r, g, b, affine);
   return n;
 }
 
-int64_t read_row_planned_pixels(const ImageRef& src, int64_t x, int64_t y, const SamplePlan& plan,
+int64_t read_row_planned_pixels(const ImageRef& src, int64_t x, int64_t y, int64_t next_y, const SamplePlan& plan,
                                 const kernels::FixedCoeffs& coeffs, const int* order, int channels, uint8_t flip,
                                 uint8_t* out) {
   if (!shuffles_serve(src, plan)) return 0;
   const PlanRows from = plan_rows(src, x, y);
-  return kernels::shuffled_yuv_to_8bit_pixels(from.rows, plan.streams.data(), from.limits, plan.slots.data(),
-                                              plan.chunks, coeffs, order, channels, flip, out);
+  int64_t ahead[2];
+  return kernels::shuffled_yuv_to_8bit_pixels(from.rows, plan.streams.data(), from.limits,
+                                              rows_ahead(src, x, next_y, from, ahead), plan.slots.data(), plan.chunks,
+                                              coeffs, order, channels, flip, out);
 }
 
-int64_t read_row_planned_planes(const ImageRef& src, int64_t x, int64_t y, const SamplePlan& plan,
+int64_t read_row_planned_planes(const ImageRef& src, int64_t x, int64_t y, int64_t next_y, const SamplePlan& plan,
                                 const kernels::FixedCoeffs& coeffs, uint8_t flip, uint8_t* r, uint8_t* g, uint8_t* b) {
   if (!shuffles_serve(src, plan)) return 0;
   const PlanRows from = plan_rows(src, x, y);
-  return kernels::shuffled_yuv_to_8bit_planes(from.rows, plan.streams.data(), from.limits, plan.slots.data(),
-                                              plan.chunks, coeffs, flip, r, g, b);
+  int64_t ahead[2];
+  return kernels::shuffled_yuv_to_8bit_planes(from.rows, plan.streams.data(), from.limits,
+                                              rows_ahead(src, x, next_y, from, ahead), plan.slots.data(), plan.chunks,
+                                              coeffs, flip, r, g, b);
 }
 
-int64_t read_row_planned_half(const ImageRef& src, int64_t x, int64_t y, const ColorCoeffs& coeffs,
+int64_t read_row_planned_half(const ImageRef& src, int64_t x, int64_t y, int64_t next_y, const ColorCoeffs& coeffs,
                               const SamplePlan& plan, const float* affine, uint16_t* const* out, uint8_t* staging) {
-  if (const int64_t done = planned_normalised(src, x, y, coeffs, plan, affine, out[0], out[1], out[2]); done > 0) {
+  if (const int64_t done = planned_normalised(src, x, y, next_y, coeffs, plan, affine, out[0], out[1], out[2]);
+      done > 0) {
     return done;
   }
   const int64_t n = planned_outputs(plan);
@@ -564,7 +589,7 @@ void read_row_sampled(const ImageRef& src, int64_t x, int64_t y, const int32_t* 
   float* g = out.channel(1);
   float* b = out.channel(2);
   // The plan's chunks first; the rest (and everything without a plan) by the gather kernels.
-  const int64_t done = read_row_planned(src, x, y, coeffs, plan, nullptr, r, g, b, staging);
+  const int64_t done = read_row_planned(src, x, y, -1, coeffs, plan, nullptr, r, g, b, staging);
   switch (src.format) {
     case PixelFormat::Nv12:
     case PixelFormat::Nv21:
