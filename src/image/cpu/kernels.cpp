@@ -1376,6 +1376,16 @@ int64_t PairedYuvTo(const uint8_t* const* rows, const ShuffleStream* streams, co
   return PairedYuv<kSemi, 0, -1, false>(rows, streams, limits, ahead, pairs, sink, miss);
 }
 
+// PairedYuvTo for a semi-planar or a packed plan (`semi`), up to the first pair that does not
+// fit: the one-pass kernels' call.
+template <class Sink>
+HWY_INLINE int64_t PairedYuvToSink(bool semi, const uint8_t* const* rows, const ShuffleStream* streams,
+                                   const int64_t* limits, const int64_t* ahead, int64_t chunks, const Sink& sink) {
+  const auto stop = [](int64_t) { return false; };
+  return semi ? PairedYuvTo<true>(rows, streams, limits, ahead, chunks, sink, stop)
+              : PairedYuvTo<false>(rows, streams, limits, ahead, chunks, sink, stop);
+}
+
 // Whether a plan's streams have pairs in the layout PairedYuv takes: semi-planar (slots 0, 16,
 // 24) Y alone | U, V; packed (slots 0, 8, 16) Y, U | V alone. *semi: which of the two.
 bool paired_layout(const ShuffleStream* streams, const int* slots, bool* semi) {
@@ -1479,9 +1489,7 @@ int64_t PairedPixels(const uint8_t* const* rows, const ShuffleStream* streams, c
   const auto sink = [&](__m128i ys, __m128i us, __m128i vs, int64_t i) {
     pixels.put(_mm256_cvtepu8_epi16(ys), _mm256_cvtepu8_epi16(us), _mm256_cvtepu8_epi16(vs), out + kChannels * i);
   };
-  const auto stop = [](int64_t) { return false; };
-  return semi ? PairedYuvTo<true>(rows, streams, limits, ahead, chunks, sink, stop)
-              : PairedYuvTo<false>(rows, streams, limits, ahead, chunks, sink, stop);
+  return PairedYuvToSink(semi, rows, streams, limits, ahead, chunks, sink);
 }
 
 // Planar 8-bit rows (R, G, B to r, g, b; XOR `flip`) straight from a plan's pairs.
@@ -1502,9 +1510,7 @@ int64_t PairedPlanes(const uint8_t* const* rows, const ShuffleStream* streams, c
     _mm_storeu_si128(reinterpret_cast<__m128i*>(g + i), _mm256_extracti128_si256(rg, 1));
     _mm_storeu_si128(reinterpret_cast<__m128i*>(b + i), _mm256_castsi256_si128(b2));
   };
-  const auto stop = [](int64_t) { return false; };
-  return semi ? PairedYuvTo<true>(rows, streams, limits, ahead, chunks, sink, stop)
-              : PairedYuvTo<false>(rows, streams, limits, ahead, chunks, sink, stop);
+  return PairedYuvToSink(semi, rows, streams, limits, ahead, chunks, sink);
 }
 
 // Normalised planar rows (floats or halves) straight from a plan's pairs, as PairedPixels.
@@ -1525,9 +1531,7 @@ int64_t PairedNormalised(const uint8_t* const* rows, const ShuffleStream* stream
       StoreNormalised(df, f.channel(df, 2, fy, fu, fv), b + i + 8 * h);
     }
   };
-  const auto stop = [](int64_t) { return false; };
-  return semi ? PairedYuvTo<true>(rows, streams, limits, ahead, chunks, sink, stop)
-              : PairedYuvTo<false>(rows, streams, limits, ahead, chunks, sink, stop);
+  return PairedYuvToSink(semi, rows, streams, limits, ahead, chunks, sink);
 }
 #endif
 

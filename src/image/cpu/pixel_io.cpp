@@ -511,16 +511,26 @@ const int64_t* rows_ahead(const ImageRef& src, int64_t x, int64_t next_y, const 
   return ahead;
 }
 
+// A one-pass kernel over row y of `plan` where its shuffle chunks serve src:
+// kernel(rows, streams, limits, ahead, slots, chunks), its outputs returned (0 elsewhere).
+template <class Kernel>
+int64_t one_pass(const ImageRef& src, int64_t x, int64_t y, int64_t next_y, const SamplePlan& plan,
+                 const Kernel& kernel) {
+  if (!shuffles_serve(src, plan)) return 0;
+  const PlanRows from = plan_rows(src, x, y);
+  int64_t ahead[2];
+  return kernel(from.rows, plan.streams.data(), from.limits, rows_ahead(src, x, next_y, from, ahead), plan.slots.data(),
+                plan.chunks);
+}
+
 // read_row_planned and read_row_planned_half in one pass where the kernels can (AVX2).
 template <typename T>
 int64_t planned_normalised(const ImageRef& src, int64_t x, int64_t y, int64_t next_y, const ColorCoeffs& coeffs,
                            const SamplePlan& plan, const float* affine, T* r, T* g, T* b) {
-  if (affine == nullptr || !shuffles_serve(src, plan)) return 0;
-  const PlanRows from = plan_rows(src, x, y);
-  int64_t ahead[2];
-  return kernels::shuffled_yuv_to_planar(from.rows, plan.streams.data(), from.limits,
-                                         rows_ahead(src, x, next_y, from, ahead), plan.slots.data(), plan.chunks,
-                                         coeffs, affine, r, g, b);
+  if (affine == nullptr) return 0;
+  return one_pass(src, x, y, next_y, plan, [&](auto... plan_args) {
+    return kernels::shuffled_yuv_to_planar(plan_args..., coeffs, affine, r, g, b);
+  });
 }
 
 }  // namespace
@@ -543,22 +553,16 @@ int64_t read_row_planned(const ImageRef& src, int64_t x, int64_t y, int64_t next
 int64_t read_row_planned_pixels(const ImageRef& src, int64_t x, int64_t y, int64_t next_y, const SamplePlan& plan,
                                 const kernels::FixedCoeffs& coeffs, const int* order, int channels, uint8_t flip,
                                 uint8_t* out) {
-  if (!shuffles_serve(src, plan)) return 0;
-  const PlanRows from = plan_rows(src, x, y);
-  int64_t ahead[2];
-  return kernels::shuffled_yuv_to_8bit_pixels(from.rows, plan.streams.data(), from.limits,
-                                              rows_ahead(src, x, next_y, from, ahead), plan.slots.data(), plan.chunks,
-                                              coeffs, order, channels, flip, out);
+  return one_pass(src, x, y, next_y, plan, [&](auto... plan_args) {
+    return kernels::shuffled_yuv_to_8bit_pixels(plan_args..., coeffs, order, channels, flip, out);
+  });
 }
 
 int64_t read_row_planned_planes(const ImageRef& src, int64_t x, int64_t y, int64_t next_y, const SamplePlan& plan,
                                 const kernels::FixedCoeffs& coeffs, uint8_t flip, uint8_t* r, uint8_t* g, uint8_t* b) {
-  if (!shuffles_serve(src, plan)) return 0;
-  const PlanRows from = plan_rows(src, x, y);
-  int64_t ahead[2];
-  return kernels::shuffled_yuv_to_8bit_planes(from.rows, plan.streams.data(), from.limits,
-                                              rows_ahead(src, x, next_y, from, ahead), plan.slots.data(), plan.chunks,
-                                              coeffs, flip, r, g, b);
+  return one_pass(src, x, y, next_y, plan, [&](auto... plan_args) {
+    return kernels::shuffled_yuv_to_8bit_planes(plan_args..., coeffs, flip, r, g, b);
+  });
 }
 
 int64_t read_row_planned_half(const ImageRef& src, int64_t x, int64_t y, int64_t next_y, const ColorCoeffs& coeffs,
