@@ -397,8 +397,11 @@ TEST(ImageProcessor, ShufflePicksPickTheIndexedBytesOnEveryInstructionSet) {
   if (targets.all.empty()) GTEST_SKIP() << kNoTarget;
   const PixelFormat formats[] = {PixelFormat::Nv12, PixelFormat::Nv21, PixelFormat::Nv16,
                                  PixelFormat::Yuyv, PixelFormat::Uyvy, PixelFormat::Vyuy};
-  // Plans with and without pairs of chunks, pairs in two loads, second streams on the first's loads.
-  int paired = 0, unpaired = 0, split = 0, shared = 0;
+  // Plans with and without pairs of chunks, pairs in two loads, second streams on the first's loads;
+  // lane picks (AVX2's normalised rows) served, with halves in two loads and in one.
+  int paired = 0, unpaired = 0, split = 0, shared = 0, lanes = 0, lanes_split = 0, lanes_contiguous = 0;
+  const detail::ColorCoeffs coeffs = detail::color_coeffs(ColorMatrix::Bt601, ColorRange::Limited);
+  const float affine[6] = {1.0f / 58.4f, 1.0f / 57.1f, 1.0f / 57.4f, -2.1f, -2.0f, -1.8f};
   for (int64_t target : targets.all) {
     hwy::SetSupportedTargetsForTest(target);
     std::mt19937 rng(43);
@@ -447,6 +450,26 @@ TEST(ImageProcessor, ShufflePicksPickTheIndexedBytesOnEveryInstructionSet) {
                   << (falling ? " falling" : " rising") << " channel " << c << " output " << i << " of " << n;
             }
           }
+          // The same picks into 32-bit lanes, normalised: the floats of the bytes picked above.
+          std::vector<float> got(static_cast<std::size_t>(3 * n)), floats(got.size());
+          const int64_t done = detail::kernels::lane_yuv_to_planar(rows, plan.lanes, limits, nullptr, coeffs, affine,
+                                                                   got.data(), got.data() + n, got.data() + 2 * n);
+          ASSERT_EQ(done % 8, 0);
+          ASSERT_LE(done, std::min<int64_t>(8 * plan.lanes.halves, 8 * plan.chunks));
+          if (done == 0) continue;
+          ++lanes;
+          lanes_split += plan.lanes.contiguous_from > 0;
+          lanes_contiguous += plan.lanes.contiguous_from < done / 8;
+          detail::kernels::planar_yuv_to_rgb(out.data(), out.data() + n, out.data() + 2 * n, done, coeffs,
+                                             floats.data(), floats.data() + n, floats.data() + 2 * n, affine);
+          for (int c = 0; c < 3; ++c) {
+            for (int64_t i = 0; i < done; ++i) {
+              const auto at = static_cast<std::size_t>(c * n + i);
+              ASSERT_EQ(got[at], floats[at])
+                  << hwy::TargetName(target) << " " << to_string(format) << " step " << step
+                  << (falling ? " falling" : " rising") << " lanes, channel " << c << " output " << i << " of " << n;
+            }
+          }
         }
       }
     }
@@ -455,6 +478,11 @@ TEST(ImageProcessor, ShufflePicksPickTheIndexedBytesOnEveryInstructionSet) {
   EXPECT_GT(unpaired, 0);
   EXPECT_GT(split, 0);
   EXPECT_GT(shared, 0);
+  if (std::find(targets.all.begin(), targets.all.end(), int64_t{HWY_AVX2}) != targets.all.end()) {
+    EXPECT_GT(lanes, 0);
+    EXPECT_GT(lanes_split, 0);
+    EXPECT_GT(lanes_contiguous, 0);
+  }
 }
 
 // Rows of one source line whose picked pixels are the outputs (nearest downscales, and

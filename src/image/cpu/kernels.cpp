@@ -1533,7 +1533,123 @@ int64_t PairedNormalised(const uint8_t* const* rows, const ShuffleStream* stream
   };
   return PairedYuvToSink(semi, rows, streams, limits, ahead, chunks, sink);
 }
+
+// Halves [from, to) of a LanePicks plan (semi-planar: Y from rows[0], U and V from rows[1];
+// packed: all from rows[0]) as Y, U and V in 32-bit lanes: sink(y, u, v, first output) takes
+// them. kW: the plan's windows (0: any); kContiguous: one 32-byte load a window.
+template <int kW, bool kContiguous, bool kSemi, class Sink>
+HWY_INLINE void LaneHalves(const uint8_t* const* rows, const LanePicks& plan, const int64_t* ahead, int64_t from,
+                           int64_t to, const Sink& sink) {
+  const int windows = kW > 0 ? kW : plan.windows;
+  const int64_t bytes = 32 * windows;
+  const uint8_t* const row0 = rows[0];
+  const uint8_t* const row1 = kSemi ? rows[1] : rows[0];
+  const int32_t* const lower0 = plan.lower[0].data();
+  const int32_t* const upper0 = plan.upper[0].data();
+  const int32_t* const lower1 = kSemi ? plan.lower[1].data() : lower0;
+  const int32_t* const upper1 = kSemi ? plan.upper[1].data() : upper0;
+  const uint8_t* cy = plan.control[0].data() + from * bytes;
+  const uint8_t* cu = plan.control[1].data() + from * bytes;
+  const uint8_t* cv = plan.control[2].data() + from * bytes;
+  const auto load = [](const uint8_t* row, int64_t lower, int64_t upper, int w) {
+    if (kContiguous) return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(row + lower + 16 * w));
+    return _mm256_inserti128_si256(
+        _mm256_castsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(row + lower + 16 * w))),
+        _mm_loadu_si128(reinterpret_cast<const __m128i*>(row + upper + 16 * w)), 1);
+  };
+  const auto pick = [](__m256i window, const uint8_t* control) {
+    return _mm256_shuffle_epi8(window, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(control)));
+  };
+  for (int64_t h = from; h < to; ++h, cy += bytes, cu += bytes, cv += bytes) {
+    if (ahead != nullptr) {
+      // The next row's line under this half's lower block in each stream: every line where
+      // halves advance by at most a line (the 3:1 letterbox of 1080p: NV12 24 bytes of Y and
+      // 24 of chroma, YUYV 48), one in two or more beyond 4:1.
+      __builtin_prefetch(row0 + lower0[h] + ahead[0]);
+      if (kSemi) __builtin_prefetch(row1 + lower1[h] + ahead[1]);
+    }
+    const __m256i a = load(row0, lower0[h], upper0[h], 0);
+    const __m256i b = kSemi ? load(row1, lower1[h], upper1[h], 0) : a;
+    __m256i y = pick(a, cy), u = pick(b, cu), v = pick(b, cv);
+    for (int w = 1; w < windows; ++w) {
+      const __m256i aw = load(row0, lower0[h], upper0[h], w);
+      const __m256i bw = kSemi ? load(row1, lower1[h], upper1[h], w) : aw;
+      y = _mm256_or_si256(y, pick(aw, cy + 32 * w));
+      u = _mm256_or_si256(u, pick(bw, cu + 32 * w));
+      v = _mm256_or_si256(v, pick(bw, cv + 32 * w));
+    }
+    sink(y, u, v, 8 * h);
+  }
+}
+
+// A LanePicks plan's halves from the first on while their loads stay within limits, through
+// `sink` as LaneHalves; returns the outputs done.
+template <class Sink>
+HWY_INLINE int64_t LaneYuv(const uint8_t* const* rows, const LanePicks& plan, const int64_t* limits,
+                           const int64_t* ahead, const Sink& sink) {
+  const bool semi = plan.stream[1] == 1;
+  int64_t to = plan.halves;
+  for (int s = 0; s < (semi ? 2 : 1); ++s) {
+    const auto& reach = plan.reach[s];
+    to = std::upper_bound(reach.begin(), reach.begin() + to, limits[s]) - reach.begin();
+  }
+  const int64_t split = std::min(plan.contiguous_from, to);
+  const auto run = [&](auto windows, auto is_semi) {
+    constexpr int kW = decltype(windows)::value;
+    constexpr bool kSemi = decltype(is_semi)::value;
+    LaneHalves<kW, false, kSemi>(rows, plan, ahead, 0, split, sink);
+    LaneHalves<kW, true, kSemi>(rows, plan, ahead, split, to, sink);
+  };
+  const auto with_windows = [&](auto is_semi) {
+    if (plan.windows == 1) return run(std::integral_constant<int, 1>{}, is_semi);
+    if (plan.windows == 2) return run(std::integral_constant<int, 2>{}, is_semi);
+    run(std::integral_constant<int, 0>{}, is_semi);
+  };
+  if (semi) {
+    with_windows(std::true_type{});
+  } else {
+    with_windows(std::false_type{});
+  }
+  return 8 * to;
+}
+
+// Normalised planar rows (floats or halves) straight from a LanePicks plan.
+template <typename T>
+int64_t LaneNormalised(const uint8_t* const* rows, const LanePicks& plan, const int64_t* limits, const int64_t* ahead,
+                       const ColorCoeffs& c, const float* affine, T* r, T* g, T* b) {
+  const hn::Full256<float> df;
+  const NormalisedFactors f(c, affine);
+  const auto sink = [&](__m256i y, __m256i u, __m256i v, int64_t i) {
+    const auto floats = [](__m256i x) { return hn::Vec<hn::Full256<float>>{_mm256_cvtepi32_ps(x)}; };
+    const auto fy = floats(y), fu = floats(u), fv = floats(v);
+    StoreNormalised(df, f.channel(df, 0, fy, fu, fv), r + i);
+    StoreNormalised(df, f.channel(df, 1, fy, fu, fv), g + i);
+    StoreNormalised(df, f.channel(df, 2, fy, fu, fv), b + i);
+  };
+  return LaneYuv(rows, plan, limits, ahead, sink);
+}
 #endif
+
+template <typename T>
+int64_t LaneYuvNormalised(const uint8_t* const* rows, const LanePicks& plan, const int64_t* limits,
+                          const int64_t* ahead, const ColorCoeffs& c, const float* affine, T* r, T* g, T* b) {
+#if HWY_TARGET == HWY_AVX2
+  if (plan.halves == 0) return 0;
+  return LaneNormalised(rows, plan, limits, ahead, c, affine, r, g, b);
+#else
+  (void)rows, (void)plan, (void)limits, (void)ahead, (void)c, (void)affine, (void)r, (void)g, (void)b;
+  return 0;
+#endif
+}
+int64_t LaneYuvToPlanar(const uint8_t* const* rows, const LanePicks& plan, const int64_t* limits, const int64_t* ahead,
+                        const ColorCoeffs& c, const float* affine, float* r, float* g, float* b) {
+  return LaneYuvNormalised(rows, plan, limits, ahead, c, affine, r, g, b);
+}
+int64_t LaneYuvToPlanarHalf(const uint8_t* const* rows, const LanePicks& plan, const int64_t* limits,
+                            const int64_t* ahead, const ColorCoeffs& c, const float* affine, uint16_t* r, uint16_t* g,
+                            uint16_t* b) {
+  return LaneYuvNormalised(rows, plan, limits, ahead, c, affine, r, g, b);
+}
 
 int64_t ShuffledYuvTo8BitPixels(const uint8_t* const* rows, const ShuffleStream* streams, const int64_t* limits,
                                 const int64_t* ahead, const int* slots, int64_t chunks, const FixedCoeffs& c,
@@ -1970,6 +2086,8 @@ HWY_EXPORT(ShuffledYuvTo8BitPixels);
 HWY_EXPORT(ShuffledYuvTo8BitPlanes);
 HWY_EXPORT(ShuffledYuvToPlanar);
 HWY_EXPORT(ShuffledYuvToPlanarHalf);
+HWY_EXPORT(LaneYuvToPlanar);
+HWY_EXPORT(LaneYuvToPlanarHalf);
 HWY_EXPORT(WordPicksFast);
 HWY_EXPORT(ShufflesInOnePass);
 HWY_EXPORT(WordPickedYuvBytes);
@@ -2056,6 +2174,16 @@ int64_t shuffled_yuv_to_planar(const uint8_t* const* rows, const ShuffleStream* 
                                const int64_t* ahead, const int* slots, int64_t chunks, const ColorCoeffs& c,
                                const float* affine, uint16_t* r, uint16_t* g, uint16_t* b) {
   return HWY_DYNAMIC_DISPATCH(ShuffledYuvToPlanarHalf)(rows, streams, limits, ahead, slots, chunks, c, affine, r, g, b);
+}
+int64_t lane_yuv_to_planar(const uint8_t* const* rows, const LanePicks& plan, const int64_t* limits,
+                           const int64_t* ahead, const ColorCoeffs& c, const float* affine, float* r, float* g,
+                           float* b) {
+  return HWY_DYNAMIC_DISPATCH(LaneYuvToPlanar)(rows, plan, limits, ahead, c, affine, r, g, b);
+}
+int64_t lane_yuv_to_planar(const uint8_t* const* rows, const LanePicks& plan, const int64_t* limits,
+                           const int64_t* ahead, const ColorCoeffs& c, const float* affine, uint16_t* r, uint16_t* g,
+                           uint16_t* b) {
+  return HWY_DYNAMIC_DISPATCH(LaneYuvToPlanarHalf)(rows, plan, limits, ahead, c, affine, r, g, b);
 }
 void shuffled_yuv_bytes(const uint8_t* const* rows, const ShuffleStream* streams, const int64_t* limits,
                         const int* slots, int64_t chunks, uint8_t* y, uint8_t* u, uint8_t* v) {

@@ -98,6 +98,27 @@ struct ShuffleStream {
   std::vector<int32_t> pair_upper;
   std::vector<uint8_t> pair_control;
 };
+/// The same picks straight into 32-bit lanes, for the normalised one-pass kernels (AVX2): no
+/// bytes to widen after the shuffles. Half h (outputs 8 h .. 8 h + 7) reads `windows` 32-byte
+/// windows from each stream s it uses: window w's lower 128-bit block (outputs 8 h .. 8 h + 3)
+/// from rows[s] + lower[s][h] + 16 w, its upper block (8 h + 4 .. 8 h + 7) from rows[s] +
+/// upper[s][h] + 16 w; from half `contiguous_from` on, upper = lower + 16 in every stream (one
+/// 32-byte load a window). Channel c (0 Y, 1 U, 2 V) comes from stream stream[c] (semi-planar:
+/// 0, 1, 1; packed 4:2:2: 0, 0, 0, the second stream unused); its control (32 bytes a window,
+/// at control[c][(h * windows + w) * 32]) names for each byte of the 8 lanes the byte of the
+/// window's block it takes (0x80: none, so each lane is its output's byte zero-extended), and
+/// the windows' picks ORed are 8 outputs of c. reach[s][h]: the bytes from rows[s] that halves
+/// 0 .. h load at most. No halves (halves 0) where a lane's 4 outputs spread over more than 64
+/// bytes.
+struct LanePicks {
+  int64_t halves = 0;
+  int windows = 0;
+  int64_t contiguous_from = 0;
+  std::array<int, 3> stream{};
+  std::array<std::vector<int32_t>, 2> lower, upper;
+  std::array<std::vector<int64_t>, 2> reach;
+  std::array<std::vector<uint8_t>, 3> control;
+};
 /// Nearest-sampled YUV bytes by 16-bit permutes. Op o < 2 of chunk k reads the 128 bytes at
 /// rows[stream[o]] + base[o][k] (none at or past limits[stream[o]]) and picks 32 words, lane l
 /// taking word (w & 63) of the window for its control word w = control[o][32 k + l]:
@@ -226,6 +247,15 @@ int64_t shuffled_yuv_to_planar(const uint8_t* const* rows, const ShuffleStream* 
 int64_t shuffled_yuv_to_planar(const uint8_t* const* rows, const ShuffleStream* streams, const int64_t* limits,
                                const int64_t* ahead, const int* slots, int64_t chunks, const ColorCoeffs& c,
                                const float* affine, uint16_t* r, uint16_t* g, uint16_t* b);
+/// shuffled_yuv_to_planar from a LanePicks plan: the halves from the first on while their loads
+/// stay within limits, each asking for its lines at `ahead` as it goes; returns how many outputs
+/// it wrote (8 a half; 0 where it does not serve: not AVX2, or a plan without halves).
+int64_t lane_yuv_to_planar(const uint8_t* const* rows, const LanePicks& plan, const int64_t* limits,
+                           const int64_t* ahead, const ColorCoeffs& c, const float* affine, float* r, float* g,
+                           float* b);
+int64_t lane_yuv_to_planar(const uint8_t* const* rows, const LanePicks& plan, const int64_t* limits,
+                           const int64_t* ahead, const ColorCoeffs& c, const float* affine, uint16_t* r, uint16_t* g,
+                           uint16_t* b);
 /// out[i] = a[i] + (b[i] - a[i]) * w / 32768, w in [0, 32768).
 void blend_q6(const int16_t* a, const int16_t* b, int16_t w, int16_t* out, int64_t n);
 /// out[i] = in[index[i]] + (in[index[i] + 1] - in[index[i]]) * weight[i] / 32768.

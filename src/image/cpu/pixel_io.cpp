@@ -257,25 +257,25 @@ void SamplePlan::build_words(bool semi, const std::array<int, 4>& pos, const int
     const int32_t at = index[i];
     return ch == 0 ? at : ch == 3 ? (at & ~1) : (at & ~1) + (ch == 1 ? vu : 1 - vu);
   };
-  // Fills op o of every chunk from the channels of its lane groups (`lanes` lanes each); false
+  // Fills op o of every chunk from the channels of its lane groups (`group_lanes` lanes each); false
   // when a chunk's picks do not fit one window.
-  const auto plan_op = [&](int o, std::array<int, 2> channels, int lanes, int64_t count) {
+  const auto plan_op = [&](int o, std::array<int, 2> channels, int group_lanes, int64_t count) {
     w.base[o].assign(static_cast<std::size_t>(count), 0);
     w.control[o].assign(static_cast<std::size_t>(32 * count), 0);
     for (int64_t k = 0; k < count; ++k) {
       int64_t lo = INT64_MAX, hi = 0;
-      for (int group = 0; group * lanes < 32; ++group) {
-        for (int l = 0; channels[group] >= 0 && l < lanes; ++l) {
-          lo = std::min(lo, offset(channels[group], lanes * k + l));
-          hi = std::max(hi, offset(channels[group], lanes * k + l));
+      for (int group = 0; group * group_lanes < 32; ++group) {
+        for (int l = 0; channels[group] >= 0 && l < group_lanes; ++l) {
+          lo = std::min(lo, offset(channels[group], group_lanes * k + l));
+          hi = std::max(hi, offset(channels[group], group_lanes * k + l));
         }
       }
       if (hi - lo > 126) return false;  // wider than one window
       w.base[o][static_cast<std::size_t>(k)] = static_cast<int32_t>(lo);
-      for (int group = 0; group * lanes < 32; ++group) {
-        for (int l = 0; channels[group] >= 0 && l < lanes; ++l) {
-          const int64_t d = offset(channels[group], lanes * k + l) - lo;
-          w.control[o][static_cast<std::size_t>(32 * k + lanes * group + l)] =
+      for (int group = 0; group * group_lanes < 32; ++group) {
+        for (int l = 0; channels[group] >= 0 && l < group_lanes; ++l) {
+          const int64_t d = offset(channels[group], group_lanes * k + l) - lo;
+          w.control[o][static_cast<std::size_t>(32 * k + group_lanes * group + l)] =
               static_cast<uint16_t>((d >> 1) | ((d & 1) << 11));
         }
       }
@@ -293,6 +293,74 @@ void SamplePlan::build_words(bool semi, const std::array<int, 4>& pos, const int
   w.lo = {0, 1};
   w.hi = {-1, 2};
   if (plan_op(0, {0, -1}, 16, n / 16) && plan_op(1, {1, 2}, 16, n / 16)) w.chunks = n / 16;
+}
+
+void SamplePlan::build_lanes(bool semi, const std::array<int, 4>& pos, const int32_t* index, int64_t n) {
+  constexpr int kMaxWindows = 4;
+  kernels::LanePicks& l = lanes;
+  l.halves = 0;
+  l.stream = semi ? std::array<int, 3>{0, 1, 1} : std::array<int, 3>{0, 0, 0};
+  const int used = semi ? 2 : 1;  // streams
+  const int vu = pos[0];
+  // Channel c's byte for output i, from the row of stream l.stream[c] (as `offset` in build).
+  const auto offset = [&](int c, int64_t i) -> int64_t {
+    const int32_t at = index[i];
+    if (semi) return c == 0 ? at : (at & ~1) + (c == 1 ? vu : 1 - vu);
+    return 4 * (at >> 1) + (c == 0 ? pos[(at & 1) ? 2 : 0] : c == 1 ? pos[1] : pos[3]);
+  };
+  const int64_t halves = n / 8;
+  // The lowest and highest byte of each stream's block (lane) b of half h, at [(s * halves + h) * 2 + b].
+  std::vector<int64_t> lo(static_cast<std::size_t>(2 * used * halves), INT64_MAX);
+  std::vector<int64_t> hi(lo.size(), -1);
+  for (int64_t h = 0; h < halves; ++h) {
+    for (int j = 0; j < 8; ++j) {
+      for (int c = 0; c < 3; ++c) {
+        const auto at = static_cast<std::size_t>((l.stream[c] * halves + h) * 2 + j / 4);
+        const int64_t o = offset(c, 8 * h + j);
+        lo[at] = std::min(lo[at], o), hi[at] = std::max(hi[at], o);
+      }
+    }
+  }
+  int windows = 1;
+  for (std::size_t k = 0; k < lo.size(); ++k) windows = std::max(windows, static_cast<int>((hi[k] - lo[k]) / 16 + 1));
+  if (windows > kMaxWindows) return;
+  l.windows = windows;
+  l.contiguous_from = 0;
+  for (int s = 0; s < 2; ++s) {
+    const auto size = static_cast<std::size_t>(s < used ? halves : 0);
+    l.lower[s].assign(size, 0), l.upper[s].assign(size, 0), l.reach[s].assign(size, 0);
+  }
+  for (int64_t h = 0; h < halves; ++h) {
+    bool contiguous = true;
+    for (int s = 0; s < used; ++s) {
+      const auto k = static_cast<std::size_t>((s * halves + h) * 2);
+      // One 32-byte load a window where both blocks' bytes fit 16 bytes apart.
+      const int64_t at = std::min(lo[k], lo[k + 1] - 16);
+      const bool fits = at >= 0 && hi[k] < at + 16 * windows && hi[k + 1] < at + 16 + 16 * windows;
+      contiguous = contiguous && fits;
+      l.lower[s][static_cast<std::size_t>(h)] = static_cast<int32_t>(fits ? at : lo[k]);
+      l.upper[s][static_cast<std::size_t>(h)] = static_cast<int32_t>(fits ? at + 16 : lo[k + 1]);
+      const int64_t reach =
+          std::max(l.lower[s][static_cast<std::size_t>(h)], l.upper[s][static_cast<std::size_t>(h)]) + 16 * windows;
+      l.reach[s][static_cast<std::size_t>(h)] =
+          h > 0 ? std::max(reach, l.reach[s][static_cast<std::size_t>(h - 1)]) : reach;
+    }
+    if (!contiguous) l.contiguous_from = h + 1;
+  }
+  const int64_t bytes = 32 * windows;
+  for (int c = 0; c < 3; ++c) {
+    const int s = l.stream[c];
+    l.control[c].assign(static_cast<std::size_t>(halves * bytes), 0x80);
+    for (int64_t h = 0; h < halves; ++h) {
+      for (int j = 0; j < 8; ++j) {
+        const int block = j / 4;
+        const int64_t d = offset(c, 8 * h + j) - (block == 0 ? l.lower[s] : l.upper[s])[static_cast<std::size_t>(h)];
+        l.control[c][static_cast<std::size_t>(h * bytes + (d / 16) * 32 + 16 * block + 4 * (j % 4))] =
+            static_cast<uint8_t>(d % 16);
+      }
+    }
+  }
+  l.halves = halves;
 }
 
 namespace {
@@ -392,6 +460,7 @@ void SamplePlan::build(PixelFormat source, const int32_t* index, int64_t n) {
   format = source;
   chunks = 0;
   words.chunks = 0;
+  lanes.halves = 0;
   const bool packed = packed_422(source);
   const bool semi = semi_planar_subsampled(source);
   if (!packed && !semi) return;
@@ -408,6 +477,7 @@ void SamplePlan::build(PixelFormat source, const int32_t* index, int64_t n) {
   };
   slots = semi ? std::array<int, 3>{0, 16, 24} : std::array<int, 3>{0, 8, 16};
   build_words(semi, pos, index, n);
+  build_lanes(semi, pos, index, n);
   constexpr int kMaxWindows = 4;
   const int64_t count = n / 8;
   for (int s = 0; s < 2; ++s) {
@@ -528,6 +598,14 @@ template <typename T>
 int64_t planned_normalised(const ImageRef& src, int64_t x, int64_t y, int64_t next_y, const ColorCoeffs& coeffs,
                            const SamplePlan& plan, const float* affine, T* r, T* g, T* b) {
   if (affine == nullptr) return 0;
+  if (plan.lanes.halves > 0 && shuffles_serve(src, plan)) {
+    // Picked straight into 32-bit lanes where the kernels can (AVX2).
+    const PlanRows from = plan_rows(src, x, y);
+    int64_t ahead[2];
+    const int64_t done = kernels::lane_yuv_to_planar(from.rows, plan.lanes, from.limits,
+                                                     rows_ahead(src, x, next_y, from, ahead), coeffs, affine, r, g, b);
+    if (done > 0) return done;
+  }
   return one_pass(src, x, y, next_y, plan, [&](auto... plan_args) {
     return kernels::shuffled_yuv_to_planar(plan_args..., coeffs, affine, r, g, b);
   });

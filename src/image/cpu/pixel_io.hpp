@@ -48,12 +48,15 @@ struct SamplePlan {
   /// The same picks by word permutes (16 or 32 outputs a chunk), used where kernels::word_picks_fast
   /// (no chunks where a chunk's picks spread over more than 128 bytes).
   kernels::WordPicks words;
+  /// The same picks into 32-bit lanes, for the normalised one-pass kernels (AVX2).
+  kernels::LanePicks lanes;
 
   /// Plans outputs index[0 .. n) for sources of `source`; reuses the vectors' capacity.
   void build(PixelFormat source, const int32_t* index, int64_t n);
 
  private:
   void build_words(bool semi, const std::array<int, 4>& pos, const int32_t* index, int64_t n);
+  void build_lanes(bool semi, const std::array<int, 4>& pos, const int32_t* index, int64_t n);
 };
 
 /// The first outputs of read_row_sampled by the plan alone: its picked Y, U and V bytes (by its
