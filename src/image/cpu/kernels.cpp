@@ -439,6 +439,13 @@ struct NormalisedFactors {
     if (ch != 2) x = hn::MulAdd(v, hn::Set(d, kv[ch]), x);
     return hn::Min(hn::Max(x, hn::Set(d, lo[ch])), hn::Set(d, hi[ch]));
   }
+  // The three channels of y, u, v stored at r, g and b.
+  template <class D, typename T>
+  HWY_INLINE void store(D d, hn::Vec<D> y, hn::Vec<D> u, hn::Vec<D> v, T* r, T* g, T* b) const {
+    StoreNormalised(d, channel(d, 0, y, u, v), r);
+    StoreNormalised(d, channel(d, 1, y, u, v), g);
+    StoreNormalised(d, channel(d, 2, y, u, v), b);
+  }
   float channel(int ch, uint8_t y, uint8_t u, uint8_t v) const {
     float x = std::fma(static_cast<float>(y), ky[ch], k0[ch]);
     if (ch != 0) x = std::fma(static_cast<float>(u), ku[ch], x);
@@ -457,8 +464,7 @@ HWY_INLINE void PlanarYuvNormalised(const uint8_t* HWY_RESTRICT y, const uint8_t
   T* const out[3] = {r, g, b};
   int64_t i = 0;
   for (; i + lanes <= n; i += lanes) {
-    const auto fy = load_u8_as_f32(df, y + i), fu = load_u8_as_f32(df, u + i), fv = load_u8_as_f32(df, v + i);
-    for (int ch = 0; ch < 3; ++ch) StoreNormalised(df, f.channel(df, ch, fy, fu, fv), out[ch] + i);
+    f.store(df, load_u8_as_f32(df, y + i), load_u8_as_f32(df, u + i), load_u8_as_f32(df, v + i), r + i, g + i, b + i);
   }
   for (; i < n; ++i) {
     for (int ch = 0; ch < 3; ++ch) out[ch][i] = normalised_scalar(f.channel(ch, y[i], u[i], v[i]), out[ch]);
@@ -1525,10 +1531,7 @@ int64_t PairedNormalised(const uint8_t* const* rows, const ShuffleStream* stream
       const auto floats = [&](__m128i x) {
         return hn::Vec<hn::Full256<float>>{_mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(h ? _mm_srli_si128(x, 8) : x))};
       };
-      const auto fy = floats(ys), fu = floats(us), fv = floats(vs);
-      StoreNormalised(df, f.channel(df, 0, fy, fu, fv), r + i + 8 * h);
-      StoreNormalised(df, f.channel(df, 1, fy, fu, fv), g + i + 8 * h);
-      StoreNormalised(df, f.channel(df, 2, fy, fu, fv), b + i + 8 * h);
+      f.store(df, floats(ys), floats(us), floats(vs), r + i + 8 * h, g + i + 8 * h, b + i + 8 * h);
     }
   };
   return PairedYuvToSink(semi, rows, streams, limits, ahead, chunks, sink);
@@ -1621,10 +1624,7 @@ int64_t LaneNormalised(const uint8_t* const* rows, const LanePicks& plan, const 
   const NormalisedFactors f(c, affine);
   const auto sink = [&](__m256i y, __m256i u, __m256i v, int64_t i) {
     const auto floats = [](__m256i x) { return hn::Vec<hn::Full256<float>>{_mm256_cvtepi32_ps(x)}; };
-    const auto fy = floats(y), fu = floats(u), fv = floats(v);
-    StoreNormalised(df, f.channel(df, 0, fy, fu, fv), r + i);
-    StoreNormalised(df, f.channel(df, 1, fy, fu, fv), g + i);
-    StoreNormalised(df, f.channel(df, 2, fy, fu, fv), b + i);
+    f.store(df, floats(y), floats(u), floats(v), r + i, g + i, b + i);
   };
   return LaneYuv(rows, plan, limits, ahead, sink);
 }

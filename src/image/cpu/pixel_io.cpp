@@ -32,6 +32,14 @@ std::array<int, 4> offsets_of(PixelFormat format) {
   return {order[0], order[1], order[2], order[3]};
 }
 
+// The byte, from its row's start, of channel c (0 Y, 1 U, 2 V) of the source pixel at `at` of a
+// semi-planar row with halved chroma (Y from the luma row, U and V from the chroma row) or a
+// packed 4:2:2 row; `pos` as offsets_of.
+int64_t yuv_byte(bool semi, const std::array<int, 4>& pos, int32_t at, int c) {
+  if (semi) return c == 0 ? at : (at & ~1) + (c == 1 ? pos[0] : 1 - pos[0]);
+  return 4 * (at >> 1) + (c == 0 ? pos[(at & 1) ? 2 : 0] : c == 1 ? pos[1] : pos[3]);
+}
+
 bool standard_interleaved(const PlaneRef& p, int64_t bytes_per_pixel) {
   return p.comp == 1 && p.pixel == bytes_per_pixel;
 }
@@ -254,8 +262,7 @@ void SamplePlan::build_words(bool semi, const std::array<int, 4>& pos, const int
   const int vu = pos[0];
   // Byte offset, from its row start, of channel ch (0 Y, 1 U, 2 V, 3 the chroma pair) of output i.
   const auto offset = [&](int ch, int64_t i) -> int64_t {
-    const int32_t at = index[i];
-    return ch == 0 ? at : ch == 3 ? (at & ~1) : (at & ~1) + (ch == 1 ? vu : 1 - vu);
+    return ch == 3 ? (index[i] & ~1) : yuv_byte(true, pos, index[i], ch);
   };
   // Fills op o of every chunk from the channels of its lane groups (`group_lanes` lanes each); false
   // when a chunk's picks do not fit one window.
@@ -301,13 +308,8 @@ void SamplePlan::build_lanes(bool semi, const std::array<int, 4>& pos, const int
   l.halves = 0;
   l.stream = semi ? std::array<int, 3>{0, 1, 1} : std::array<int, 3>{0, 0, 0};
   const int used = semi ? 2 : 1;  // streams
-  const int vu = pos[0];
-  // Channel c's byte for output i, from the row of stream l.stream[c] (as `offset` in build).
-  const auto offset = [&](int c, int64_t i) -> int64_t {
-    const int32_t at = index[i];
-    if (semi) return c == 0 ? at : (at & ~1) + (c == 1 ? vu : 1 - vu);
-    return 4 * (at >> 1) + (c == 0 ? pos[(at & 1) ? 2 : 0] : c == 1 ? pos[1] : pos[3]);
-  };
+  // Channel c's byte for output i, from the row of stream l.stream[c].
+  const auto offset = [&](int c, int64_t i) { return yuv_byte(semi, pos, index[i], c); };
   const int64_t halves = n / 8;
   // The lowest and highest byte of each stream's block (lane) b of half h, at [(s * halves + h) * 2 + b].
   std::vector<int64_t> lo(static_cast<std::size_t>(2 * used * halves), INT64_MAX);
@@ -465,15 +467,12 @@ void SamplePlan::build(PixelFormat source, const int32_t* index, int64_t n) {
   const bool semi = semi_planar_subsampled(source);
   if (!packed && !semi) return;
   const auto pos = offsets_of(source);
-  const int vu = pos[0];
   // Byte offset, from its stream's row start, of what slot `slot` of stream `s` takes for
   // output i; -1 for an unused slot. Semi-planar: Y | U, V from the chroma row; packed: Y, U | V.
   const auto offset = [&](int s, int slot, int64_t i) -> int64_t {
-    const int32_t at = index[i];
-    if (semi) return s == 0 ? (slot < 8 ? at : -1) : (at & ~1) + (slot < 8 ? vu : 1 - vu);
-    const int64_t macro = 4 * (at >> 1);
-    if (s == 1) return slot < 8 ? macro + pos[3] : -1;
-    return slot < 8 ? macro + pos[(at & 1) ? 2 : 0] : macro + pos[1];
+    const int c = semi ? (s == 0 ? (slot < 8 ? 0 : -1) : (slot < 8 ? 1 : 2))
+                       : (s == 0 ? (slot < 8 ? 0 : 1) : (slot < 8 ? 2 : -1));
+    return c < 0 ? -1 : yuv_byte(semi, pos, index[i], c);
   };
   slots = semi ? std::array<int, 3>{0, 16, 24} : std::array<int, 3>{0, 8, 16};
   build_words(semi, pos, index, n);
@@ -582,15 +581,14 @@ const int64_t* rows_ahead(const ImageRef& src, int64_t x, int64_t next_y, const 
 }
 
 // A one-pass kernel over row y of `plan` where its shuffle chunks serve src:
-// kernel(rows, streams, limits, ahead, slots, chunks), its outputs returned (0 elsewhere).
+// kernel(rows, limits, ahead), its outputs returned (0 elsewhere).
 template <class Kernel>
 int64_t one_pass(const ImageRef& src, int64_t x, int64_t y, int64_t next_y, const SamplePlan& plan,
                  const Kernel& kernel) {
   if (!shuffles_serve(src, plan)) return 0;
   const PlanRows from = plan_rows(src, x, y);
   int64_t ahead[2];
-  return kernel(from.rows, plan.streams.data(), from.limits, rows_ahead(src, x, next_y, from, ahead), plan.slots.data(),
-                plan.chunks);
+  return kernel(from.rows, from.limits, rows_ahead(src, x, next_y, from, ahead));
 }
 
 // read_row_planned and read_row_planned_half in one pass where the kernels can (AVX2).
@@ -598,17 +596,14 @@ template <typename T>
 int64_t planned_normalised(const ImageRef& src, int64_t x, int64_t y, int64_t next_y, const ColorCoeffs& coeffs,
                            const SamplePlan& plan, const float* affine, T* r, T* g, T* b) {
   if (affine == nullptr) return 0;
-  if (plan.lanes.halves > 0 && shuffles_serve(src, plan)) {
-    // Picked straight into 32-bit lanes where the kernels can (AVX2).
-    const PlanRows from = plan_rows(src, x, y);
-    int64_t ahead[2];
-    const int64_t done = kernels::lane_yuv_to_planar(from.rows, plan.lanes, from.limits,
-                                                     rows_ahead(src, x, next_y, from, ahead), coeffs, affine, r, g, b);
-    if (done > 0) return done;
-  }
-  return one_pass(src, x, y, next_y, plan, [&](auto... plan_args) {
-    return kernels::shuffled_yuv_to_planar(plan_args..., coeffs, affine, r, g, b);
-  });
+  return one_pass(
+      src, x, y, next_y, plan, [&](const uint8_t* const* rows, const int64_t* limits, const int64_t* ahead) {
+        // Picked straight into 32-bit lanes where the kernels can (AVX2), else from the pairs.
+        const int64_t done = kernels::lane_yuv_to_planar(rows, plan.lanes, limits, ahead, coeffs, affine, r, g, b);
+        return done > 0 ? done
+                        : kernels::shuffled_yuv_to_planar(rows, plan.streams.data(), limits, ahead, plan.slots.data(),
+                                                          plan.chunks, coeffs, affine, r, g, b);
+      });
 }
 
 }  // namespace
@@ -631,16 +626,20 @@ int64_t read_row_planned(const ImageRef& src, int64_t x, int64_t y, int64_t next
 int64_t read_row_planned_pixels(const ImageRef& src, int64_t x, int64_t y, int64_t next_y, const SamplePlan& plan,
                                 const kernels::FixedCoeffs& coeffs, const int* order, int channels, uint8_t flip,
                                 uint8_t* out) {
-  return one_pass(src, x, y, next_y, plan, [&](auto... plan_args) {
-    return kernels::shuffled_yuv_to_8bit_pixels(plan_args..., coeffs, order, channels, flip, out);
-  });
+  return one_pass(
+      src, x, y, next_y, plan, [&](const uint8_t* const* rows, const int64_t* limits, const int64_t* ahead) {
+        return kernels::shuffled_yuv_to_8bit_pixels(rows, plan.streams.data(), limits, ahead, plan.slots.data(),
+                                                    plan.chunks, coeffs, order, channels, flip, out);
+      });
 }
 
 int64_t read_row_planned_planes(const ImageRef& src, int64_t x, int64_t y, int64_t next_y, const SamplePlan& plan,
                                 const kernels::FixedCoeffs& coeffs, uint8_t flip, uint8_t* r, uint8_t* g, uint8_t* b) {
-  return one_pass(src, x, y, next_y, plan, [&](auto... plan_args) {
-    return kernels::shuffled_yuv_to_8bit_planes(plan_args..., coeffs, flip, r, g, b);
-  });
+  return one_pass(src, x, y, next_y, plan,
+                  [&](const uint8_t* const* rows, const int64_t* limits, const int64_t* ahead) {
+                    return kernels::shuffled_yuv_to_8bit_planes(rows, plan.streams.data(), limits, ahead,
+                                                                plan.slots.data(), plan.chunks, coeffs, flip, r, g, b);
+                  });
 }
 
 int64_t read_row_planned_half(const ImageRef& src, int64_t x, int64_t y, int64_t next_y, const ColorCoeffs& coeffs,
