@@ -12,7 +12,8 @@
 // and writes, measured the same way, and the run starts by showing that a ring that size is
 // cold here (memcpy from rings of growing size levels off well below it). The warm table
 // repeats the jobs on one frame (then everything sits in the caches). The goals of the CPU
-// issue are printed at the end as ratios with met / NOT met.
+// issue are printed at the end as ratios with met / NOT met; those between two memhal jobs
+// come from runs that time both jobs in turn (see paired_job).
 #include <benchmark/benchmark.h>
 #include <hwy/targets.h>
 #include <libyuv.h>
@@ -34,6 +35,7 @@
 #include <memory>
 #include <opencv2/core.hpp>
 #include <opencv2/imgproc.hpp>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -131,7 +133,8 @@ void print_coldness() {
   }
 }
 
-Tensor must(Result<Tensor> result) {
+template <typename T>
+T must(Result<T> result) {
   if (!result) {
     std::fprintf(stderr, "bench setup failed: %s\n", result.error().to_string().c_str());
     std::abort();
@@ -157,6 +160,7 @@ struct Source {
   PixelFormat format;
   int w, h;
   bool operator<(const Source& o) const { return std::tie(format, w, h) < std::tie(o.format, o.w, o.h); }
+  bool operator==(const Source&) const = default;
 };
 
 // The cold ring of a source kind, made once; its first frame doubles as the warm frame.
@@ -191,7 +195,7 @@ struct Cycle {
 // medians over repetitions. The wall clock is read inside the CPU clock: reading the thread's
 // CPU time is a system call here (1.4 us; the wall clock's 0.03 us), and two of them in every
 // wall time were 1 % of a 1080p conversion on one thread and 2.5 % on two.
-std::map<std::string, std::vector<double>> g_cpu, g_wall;
+std::map<std::string, std::vector<double>> g_cpu, g_wall, g_ratio;
 
 double median(std::map<std::string, std::vector<double>>& runs, const std::string& name) {
   std::vector<double>& v = runs[name];
@@ -242,6 +246,10 @@ class Recorder : public benchmark::ConsoleReporter {
       const auto wall = run.counters.find("wall_ms");
       if (cpu != run.counters.end()) g_cpu[name].push_back(1e-3 * cpu->second.value);
       if (wall != run.counters.end()) g_wall[name].push_back(1e-3 * wall->second.value);
+      const auto ratio = run.counters.find("a_per_b");  // the paired runs
+      if (ratio != run.counters.end()) g_ratio[name].push_back(ratio->second.value);
+      const auto registers = run.counters.find("registers_1t_per_2t");
+      if (registers != run.counters.end()) g_ratio[name + "/registers"].push_back(registers->second.value);
       for (const char* threads : {"1t", "2t"}) {  // the paced rows time two processors in turn
         const auto each = run.counters.find(std::string("wall_") + threads + "_ms");
         if (each != run.counters.end()) g_wall[name + "/" + threads].push_back(1e-3 * each->second.value);
@@ -306,13 +314,26 @@ ConvertOptions memhal_options(const Job& job) {
   return o;
 }
 
+// The pages every memhal run and every bound's memcpy writes, from their first byte on (the
+// largest, the bound of 4K YUYV -> f32, writes 10.7 MB). On the Zen 3 VM the same job ran up to
+// a fifth faster or slower from one destination allocation to the next, steadily within a process
+// (2 MB pages no different): jobs with destinations of their own drew different lots, and the
+// ratio of two jobs carried them (f16 / f32 0.72x with a destination each, 0.93x on the same pages,
+// in the same minute).
+std::byte* destination_pages() {
+  static const Tensor pages = must(Tensor::create({int64_t{16} << 20}, DType::U8, MemoryKind::Mem));
+  static std::byte* const data = (*pages.map(CpuAccess::Write)).data();  // heap memory: outlives the map
+  return data;
+}
+
 Tensor memhal_dst(Out out) {
   const DType dtype = out == Out::F32   ? DType::F32
                       : out == Out::F16 ? DType::F16
                       : out == Out::I8  ? DType::I8
                                         : DType::U8;
-  return must(Tensor::image(kDst, kDst, out == Out::RgbU8 ? PixelFormat::Rgb : PixelFormat::PlanarRgb, MemoryKind::Mem,
-                            dtype, 1));
+  const Layout layout =
+      must(Layout::image(kDst, kDst, out == Out::RgbU8 ? PixelFormat::Rgb : PixelFormat::PlanarRgb, dtype, 1));
+  return must(Tensor::wrap(static_cast<void*>(destination_pages()), layout, [] {}));
 }
 
 // What every memhal run of a job sets up: its frames (a ring visited `visits` times at most),
@@ -441,15 +462,15 @@ void libyuv_job(benchmark::State& state, Job job, bool cold) {
 }
 
 // The bound: a memcpy reading and writing as many bytes as the job, (in + out) / 2 each way,
-// from a ring of cold buffers (stretches of the arena: cold) or one buffer (warm) into one
-// destination (as the jobs reuse theirs).
+// from a ring of cold buffers (stretches of the arena: cold) or one buffer (warm) into the
+// pages memhal's destinations take (as the jobs reuse theirs).
 void bound_job(benchmark::State& state, Job job, bool cold) {
   const auto bytes = static_cast<std::size_t>((job.in_bytes() + out_bytes(job.out)) / 2);
-  std::vector<char> dst(bytes, 1);
+  std::byte* const dst = destination_pages();
   std::size_t k = 0;
   timed(state, run_name("bound", job, cold), [&] {
-    std::memcpy(dst.data(), arena().slot(bytes, cold ? k++ : 0), bytes);
-    benchmark::DoNotOptimize(dst.data());
+    std::memcpy(dst, arena().slot(bytes, cold ? k++ : 0), bytes);
+    benchmark::DoNotOptimize(dst);
   });
 }
 
@@ -493,19 +514,19 @@ class SpinningHelper {
 void bound2_job(benchmark::State& state, Job job, bool cold) {
   const auto bytes = static_cast<std::size_t>((job.in_bytes() + out_bytes(job.out)) / 2);
   const std::size_t half = bytes / 2 & ~std::size_t{63};
-  std::vector<char> dst(bytes, 1);
+  std::byte* const dst = destination_pages();
   std::atomic<const char*> from{nullptr};
   SpinningHelper helper(
-      [&](uint64_t) { std::memcpy(dst.data() + half, from.load(std::memory_order_relaxed) + half, bytes - half); });
+      [&](uint64_t) { std::memcpy(dst + half, from.load(std::memory_order_relaxed) + half, bytes - half); });
   std::size_t k = 0;
   uint64_t n = 0;
   timed(state, run_name("bound2", job, cold), [&] {
     const char* src = arena().slot(bytes, cold ? k++ : 0);
     from.store(src, std::memory_order_relaxed);
     helper.post(++n);
-    std::memcpy(dst.data(), src, half);
+    std::memcpy(dst, src, half);
     helper.wait(n);
-    benchmark::DoNotOptimize(dst.data());
+    benchmark::DoNotOptimize(dst);
   });
 }
 
@@ -563,6 +584,100 @@ void batch_job(benchmark::State& state, bool batched, bool cold) {
       }
     }
   });
+}
+
+// ---- paired ratios ----
+
+// The goals that compare two memhal jobs (f16 ÷ f32, i8 ÷ f32, YUYV ÷ NV12, one thread ÷ two)
+// also time both jobs in one run, in alternate blocks of kBlock calls (which goes first
+// alternates too), and file each repetition's ratio of A's time per call to B's; the goal is the
+// median of those ratios. The host's slow spells last tens of seconds: the separate runs of the
+// tables, 0.2 s each in random order, can each meet a different one (on the Zen 3 host the same
+// job's median moved by a third between runs), where A and B in alternate blocks meet it alike;
+// and both write destination_pages(), as every job does. Blocks of calls, not single calls:
+// within a block a job keeps its destination in the cache and a pool its workers awake, as in
+// the tables' runs (with blocks of 16 the two-thread job took 0.119 ms a call in one run, where
+// the table's run of it took 0.108 ms).
+constexpr int kBlock = 64;
+
+struct Pair {
+  std::string goal;  // the goal's words for A's time / B's
+  double target;     // at most, or at least with `at_least`
+  Job a, b;
+  unsigned threads_a = 1, threads_b = 1;
+  bool wall = false;  // wall time (the two-thread goal), else CPU time of the calling thread
+  bool at_least = false;
+  std::string name() const {
+    return "cold/paired/" + std::string(threads_a == 1 ? "memhal1/" : "memhal2/") + a.key() + "_vs_" +
+           (threads_b == 1 ? "memhal1/" : "memhal2/") + b.key();
+  }
+};
+
+std::vector<Pair> pairs() {
+  const Source nv12{PixelFormat::Nv12, 1920, 1080}, yuyv{PixelFormat::Yuyv, 1920, 1080};
+  const Job f32{nv12, Out::F32};
+  return {
+      {"f16: memhal f16 / memhal f32", 1.0, {nv12, Out::F16}, f32},
+      {"i8: memhal i8 / memhal f32", 1.0, {nv12, Out::I8}, f32},
+      {"yuyv / nv12, rgb u8", 1.2, {yuyv, Out::RgbU8}, {nv12, Out::RgbU8}},
+      {"yuyv / nv12, planar f32", 1.2, {yuyv, Out::F32}, f32},
+      {"two threads: 1 thread / 2 threads, wall time, nv12 1080p -> planar f32", 1.7, f32, f32, 1, 2, true, true},
+  };
+}
+
+void paired_job(benchmark::State& state, const Pair& p) {
+  MemhalRun a(p.a, true, p.threads_a), b(p.b, true, p.threads_b);  // on the same pages
+  // One ring for both where the sources are alike, so that B never meets a frame A just read.
+  Cycle& b_frames = p.a.src == p.b.src ? a.frames : b.frames;
+  a.convert(a.frames.next());  // plans and fresh pages, as in `timed`
+  b.convert(b_frames.next());
+  double seconds[2] = {0, 0};
+  const auto block = [&](int which) {
+    MemhalRun& run = which == 0 ? a : b;
+    Cycle& frames = which == 0 ? a.frames : b_frames;
+    const double c0 = thread_cpu_seconds();
+    const auto t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < kBlock; ++i) run.convert(frames.next());
+    const auto t1 = std::chrono::steady_clock::now();
+    seconds[which] += p.wall ? std::chrono::duration<double>(t1 - t0).count() : thread_cpu_seconds() - c0;
+  };
+  // The two-thread pair also times the work in registers only (register_job) on one thread and
+  // on two, in blocks of their own between memhal's: what the CPU side gave two threads in the
+  // same seconds. Its helper spins while it lives, so it lives through its own block only.
+  double registers[2] = {0, 0};
+  std::atomic<uint64_t> sink{0};
+  uint64_t call = 0;
+  const auto register_block = [&](unsigned threads) {
+    std::optional<SpinningHelper> helper;
+    if (threads == 2) helper.emplace([&](uint64_t c) { sink += register_work(c * 11, kRegisterSteps / 2); });
+    const auto t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < kBlock; ++i) {
+      if (!helper) {
+        sink += register_work(++call, kRegisterSteps);
+        continue;
+      }
+      helper->post(++call);
+      sink += register_work(call, kRegisterSteps / 2);
+      helper->wait(call);
+    }
+    registers[threads - 1] += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  };
+  int64_t n = 0;
+  for (auto _ : state) {
+    block(n % 2 == 0 ? 0 : 1);
+    block(n % 2 == 0 ? 1 : 0);
+    if (p.threads_a != p.threads_b) {
+      register_block(n % 2 == 0 ? 1 : 2);
+      register_block(n % 2 == 0 ? 2 : 1);
+    }
+    ++n;
+  }
+  benchmark::DoNotOptimize(sink.load());
+  const double calls = static_cast<double>(n * kBlock);
+  state.counters["a_ms"] = 1e3 * seconds[0] / calls;
+  state.counters["b_ms"] = 1e3 * seconds[1] / calls;
+  state.counters["a_per_b"] = seconds[0] / seconds[1];
+  if (registers[1] > 0) state.counters["registers_1t_per_2t"] = registers[0] / registers[1];
 }
 
 // ---- the table ----
@@ -637,6 +752,11 @@ void register_all() {
           ->Unit(benchmark::kMillisecond);
     }
   }
+  for (const Pair& pair : pairs()) {
+    benchmark::RegisterBenchmark(pair.name().c_str(), [=](benchmark::State& s) {
+      paired_job(s, pair);
+    })->Unit(benchmark::kMillisecond);
+  }
   for (const Job& job : paced_jobs()) {
     benchmark::RegisterBenchmark(paced_name(job).c_str(), [=](benchmark::State& s) { paced_job(s, job); })
         ->Iterations(kPacedFrames)
@@ -710,34 +830,48 @@ void print_paced() {
   }
 }
 
-void goal(const char* what, double value, bool at_least, double target) {
+void goal(const std::string& what, double value, bool at_least, double target, const std::string& aside = "") {
   if (!std::isfinite(value) || value <= 0) {  // a --benchmark_filter left out one of its rows
-    std::printf("  %-72s %7s (goal %s %.2fx)  not measured in this run\n", what, "-", at_least ? ">=" : "<=", target);
+    std::printf("  %-72s %7s (goal %s %.2fx)  not measured in this run\n", what.c_str(), "-",
+                at_least ? ">=" : "<=", target);
     return;
   }
   const bool met = at_least ? value >= target : value <= target;
-  std::printf("  %-72s %6.2fx (goal %s %.2fx)  %s\n", what, value, at_least ? ">=" : "<=", target,
-              met ? "met" : "NOT met");
+  std::printf("  %-72s %6.2fx (goal %s %.2fx)  %s%s\n", what.c_str(), value, at_least ? ">=" : "<=", target,
+              met ? "met" : "NOT met", aside.c_str());
+}
+
+// A goal between two memhal jobs: the median of the paired runs' ratios where they ran, with
+// the ratio of the tables' separate medians beside it; else that ratio alone.
+void paired_goal(const Pair& p) {
+  const auto time = [&](const Job& j, unsigned threads) {
+    return ms(p.wall ? g_wall : g_cpu, threads == 1 ? "memhal1" : "memhal2", j, true);
+  };
+  const double separate = time(p.a, p.threads_a) / time(p.b, p.threads_b);
+  const double paired = median(g_ratio, p.name());
+  if (paired <= 0) return goal(p.goal, separate, p.at_least, p.target, "  (separate runs)");
+  char aside[48] = "";
+  if (std::isfinite(separate) && separate > 0) std::snprintf(aside, sizeof aside, "  (separate runs: %.2fx)", separate);
+  goal(p.goal, paired, p.at_least, p.target, aside);
 }
 
 void print_goals() {
-  const Source nv12{PixelFormat::Nv12, 1920, 1080}, yuyv{PixelFormat::Yuyv, 1920, 1080};
-  const Job u8{nv12, Out::RgbU8}, f32{nv12, Out::F32}, f16{nv12, Out::F16}, i8{nv12, Out::I8};
-  const Job yuyv_u8{yuyv, Out::RgbU8}, yuyv_f32{yuyv, Out::F32};
+  const Source nv12{PixelFormat::Nv12, 1920, 1080};
+  const Job u8{nv12, Out::RgbU8}, f32{nv12, Out::F32};
   const Job area{{PixelFormat::Nv12, 3840, 2160}, Out::RgbU8, Interpolation::Area};
   const auto c = [](const std::string& who, const Job& j) { return ms(g_cpu, who, j, true); };
-  std::printf("\nGoals (cold frames, one thread, medians, this run):\n");
+  std::printf(
+      "\nGoals (cold frames, one thread, medians, this run; between two memhal jobs: median of the ratios of\n"
+      "paired runs, the two jobs in alternate blocks of %d calls, %s):\n",
+      kBlock, "with the ratio of the tables' separate medians beside it");
   goal("u8: libyuv chain / memhal (nv12 1080p -> rgb u8)", c("libyuv", u8) / c("memhal1", u8), true, 1.5);
   goal("u8: memhal / cold memory bound", c("memhal1", u8) / c("bound", u8), false, 2.0);
   goal("f32: memhal / cold memory bound (nv12 1080p -> planar f32)", c("memhal1", f32) / c("bound", f32), false, 1.3);
   goal("f32: libyuv chain / memhal", c("libyuv", f32) / c("memhal1", f32), true, 2.0);
-  goal("f16: memhal f16 / memhal f32", c("memhal1", f16) / c("memhal1", f32), false, 1.0);
-  goal("i8: memhal i8 / memhal f32", c("memhal1", i8) / c("memhal1", f32), false, 1.0);
-  goal("yuyv / nv12, rgb u8", c("memhal1", yuyv_u8) / c("memhal1", u8), false, 1.2);
-  goal("yuyv / nv12, planar f32", c("memhal1", yuyv_f32) / c("memhal1", f32), false, 1.2);
+  const std::vector<Pair> paired = pairs();
+  for (std::size_t i = 0; i + 1 < paired.size(); ++i) paired_goal(paired[i]);
   goal("4K -> 640x640 Area: OpenCV INTER_AREA chain / memhal", c("opencv", area) / c("memhal1", area), true, 3.0);
-  goal("two threads: 1 thread / 2 threads, wall time, nv12 1080p -> planar f32",
-       ms(g_wall, "memhal1", f32, true) / ms(g_wall, "memhal2", f32, true), true, 1.7);
+  paired_goal(paired.back());  // two threads, after the 4K goal as before
   // Not goals: the yardsticks for the one above. On two threads memhal runs at about the cold
   // bound's memcpy split over two threads, so the ratio above is what the memory side gives two
   // threads on this host, times how far below its one-thread bound memhal runs on one thread.
@@ -753,6 +887,11 @@ void print_goals() {
   if (reg1 > 0 && reg2 > 0) {
     std::printf("  %-72s %6.2fx (what the CPU side gave two threads: 2 = two whole cores)\n",
                 "  work in registers only: 1 thread / 2 threads, wall time", reg1 / reg2);
+  }
+  const double paired_registers = median(g_ratio, paired.back().name() + "/registers");
+  if (paired_registers > 0) {
+    std::printf("  %-72s %6.2fx (the same, in the seconds of the goal's figure)\n",
+                "  work in registers only, in blocks between the paired run's: 1t / 2t", paired_registers);
   }
 }
 
