@@ -408,12 +408,23 @@ void opencv_normalise(const cv::Mat& rgb, float* out) {
   cv::split(f, planes);
 }
 
+// Where a peer writes its outputs: on destination_pages() as memhal does, so that their lot is
+// memhal's. The job's output from the first byte (rgb u8, or the f32 planes), and on the way to
+// f32 the 8-bit RGB image after the planes.
+struct PeerOutputs {
+  explicit PeerOutputs(Out o)
+      : out(reinterpret_cast<float*>(destination_pages())),
+        rgb(reinterpret_cast<uint8_t*>(destination_pages() + (o == Out::RgbU8 ? 0 : out_bytes(Out::F32)))) {}
+  float* out;
+  uint8_t* rgb;
+};
+
 void opencv_job(benchmark::State& state, Job job, bool cold) {
   cv::setNumThreads(1);
   Cycle frames{&ring(job.src), cold};
   const int w = job.src.w, h = job.src.h, ch = job.content_h(), top = (kDst - ch) / 2;
-  cv::Mat rgb, small, boxed;
-  std::vector<float> out(3 * kDst * kDst);
+  const PeerOutputs peer(job.out);
+  cv::Mat rgb, small, boxed(kDst, kDst, CV_8UC3, peer.rgb);  // copyMakeBorder keeps a matching Mat's memory
   const bool nv12 = job.src.format == PixelFormat::Nv12;
   const int code = nv12 ? cv::COLOR_YUV2RGB_NV12 : cv::COLOR_YUV2RGB_YUYV;
   const int interpolation = job.interpolation == Interpolation::Area ? cv::INTER_AREA : cv::INTER_LINEAR;
@@ -423,7 +434,8 @@ void opencv_job(benchmark::State& state, Job job, bool cold) {
     cv::cvtColor(in, rgb, code);
     cv::resize(rgb, small, cv::Size(kDst, ch), 0, 0, interpolation);
     cv::copyMakeBorder(small, boxed, top, kDst - ch - top, 0, 0, cv::BORDER_CONSTANT, cv::Scalar(114, 114, 114));
-    if (job.out == Out::F32) opencv_normalise(boxed, out.data());
+    if (boxed.data != peer.rgb) std::abort();
+    if (job.out == Out::F32) opencv_normalise(boxed, peer.out);
     benchmark::DoNotOptimize(boxed.data);
   });
 }
@@ -431,8 +443,9 @@ void opencv_job(benchmark::State& state, Job job, bool cold) {
 void libyuv_job(benchmark::State& state, Job job, bool cold) {
   Cycle frames{&ring(job.src), cold};
   const int w = job.src.w, h = job.src.h, ch = job.content_h(), top = (kDst - ch) / 2;
-  std::vector<uint8_t> nv12(static_cast<std::size_t>(w) * h * 3 / 2), small(kDst * ch * 3 / 2), rgb(kDst * kDst * 3);
-  std::vector<float> out(3 * kDst * kDst);
+  std::vector<uint8_t> nv12(static_cast<std::size_t>(w) * h * 3 / 2), small(kDst * ch * 3 / 2);
+  const PeerOutputs peer(job.out);
+  uint8_t* const rgb = peer.rgb;
   timed(state, run_name("libyuv", job, cold), [&] {
     auto map = *frames.next().map(CpuAccess::Read);
     const auto* p = reinterpret_cast<const uint8_t*>(map.data());
@@ -445,19 +458,18 @@ void libyuv_job(benchmark::State& state, Job job, bool cold) {
     // Scaling in YUV first is the cheap order libyuv users pick.
     libyuv::NV12Scale(y, w, uv, w, w, h, small.data(), kDst, small.data() + kDst * ch, kDst, kDst, ch,
                       libyuv::kFilterBilinear);
-    std::memset(rgb.data(), 114, 3 * kDst * top);
-    libyuv::NV12ToRAW(small.data(), kDst, small.data() + kDst * ch, kDst, rgb.data() + 3 * kDst * top, 3 * kDst, kDst,
-                      ch);
-    std::memset(rgb.data() + 3 * kDst * (top + ch), 114, 3 * kDst * (kDst - top - ch));
+    std::memset(rgb, 114, 3 * kDst * top);
+    libyuv::NV12ToRAW(small.data(), kDst, small.data() + kDst * ch, kDst, rgb + 3 * kDst * top, 3 * kDst, kDst, ch);
+    std::memset(rgb + 3 * kDst * (top + ch), 114, 3 * kDst * (kDst - top - ch));
     if (job.out == Out::F32) {
       for (int c = 0; c < 3; ++c) {
         const float scale = 1.0f / (255.0f * kStd[c]), bias = -kMean[c] / kStd[c];
-        float* plane = out.data() + c * kDst * kDst;
+        float* plane = peer.out + c * kDst * kDst;
         for (int i = 0; i < kDst * kDst; ++i) plane[i] = rgb[3 * i + c] * scale + bias;
       }
     }
-    benchmark::DoNotOptimize(rgb.data());
-    benchmark::DoNotOptimize(out.data());
+    benchmark::DoNotOptimize(rgb);
+    benchmark::DoNotOptimize(peer.out);
   });
 }
 
