@@ -353,9 +353,13 @@ struct MemhalRun {
   ConvertOptions options;
 };
 
-void memhal_job(benchmark::State& state, Job job, bool cold, unsigned threads) {
-  MemhalRun run(job, cold, threads);
-  timed(state, run_name(threads == 1 ? "memhal1" : "memhal2", job, cold), [&] { run.convert(run.frames.next()); });
+// One call of a job: a conversion of the next frame of `frames` (which two calls of a paired run
+// may share), what the tables time over and over and the paired runs in turn.
+using Call = std::function<void()>;
+
+Call memhal_call(const Job& job, const std::shared_ptr<Cycle>& frames, unsigned threads) {
+  auto run = std::make_shared<MemhalRun>(job, frames->cold, threads);
+  return [run, frames] { run->convert(frames->next()); };
 }
 
 // Frames at a camera's pace, 33 ms apart (30 fps) with the CPU idle in between, as in a live
@@ -419,35 +423,43 @@ struct PeerOutputs {
   uint8_t* rgb;
 };
 
-void opencv_job(benchmark::State& state, Job job, bool cold) {
+Call opencv_call(const Job& job, const std::shared_ptr<Cycle>& frames) {
   cv::setNumThreads(1);
-  Cycle frames{&ring(job.src), cold};
-  const int w = job.src.w, h = job.src.h, ch = job.content_h(), top = (kDst - ch) / 2;
+  struct Mats {
+    cv::Mat rgb, small, boxed;
+  };
   const PeerOutputs peer(job.out);
-  cv::Mat rgb, small, boxed(kDst, kDst, CV_8UC3, peer.rgb);  // copyMakeBorder keeps a matching Mat's memory
-  const bool nv12 = job.src.format == PixelFormat::Nv12;
-  const int code = nv12 ? cv::COLOR_YUV2RGB_NV12 : cv::COLOR_YUV2RGB_YUYV;
-  const int interpolation = job.interpolation == Interpolation::Area ? cv::INTER_AREA : cv::INTER_LINEAR;
-  timed(state, run_name("opencv", job, cold), [&] {
-    auto map = *frames.next().map(CpuAccess::Read);
+  auto m = std::make_shared<Mats>();
+  m->boxed = cv::Mat(kDst, kDst, CV_8UC3, peer.rgb);  // copyMakeBorder keeps a matching Mat's memory
+  return [job, frames, peer, m] {
+    const int w = job.src.w, h = job.src.h, ch = job.content_h(), top = (kDst - ch) / 2;
+    const bool nv12 = job.src.format == PixelFormat::Nv12;
+    auto map = *frames->next().map(CpuAccess::Read);
     const cv::Mat in = nv12 ? cv::Mat(h * 3 / 2, w, CV_8UC1, map.data()) : cv::Mat(h, w, CV_8UC2, map.data());
-    cv::cvtColor(in, rgb, code);
-    cv::resize(rgb, small, cv::Size(kDst, ch), 0, 0, interpolation);
-    cv::copyMakeBorder(small, boxed, top, kDst - ch - top, 0, 0, cv::BORDER_CONSTANT, cv::Scalar(114, 114, 114));
-    if (boxed.data != peer.rgb) std::abort();
-    if (job.out == Out::F32) opencv_normalise(boxed, peer.out);
-    benchmark::DoNotOptimize(boxed.data);
-  });
+    cv::cvtColor(in, m->rgb, nv12 ? cv::COLOR_YUV2RGB_NV12 : cv::COLOR_YUV2RGB_YUYV);
+    cv::resize(m->rgb, m->small, cv::Size(kDst, ch), 0, 0,
+               job.interpolation == Interpolation::Area ? cv::INTER_AREA : cv::INTER_LINEAR);
+    cv::copyMakeBorder(m->small, m->boxed, top, kDst - ch - top, 0, 0, cv::BORDER_CONSTANT, cv::Scalar(114, 114, 114));
+    if (m->boxed.data != peer.rgb) std::abort();
+    if (job.out == Out::F32) opencv_normalise(m->boxed, peer.out);
+    benchmark::DoNotOptimize(m->boxed.data);
+  };
 }
 
-void libyuv_job(benchmark::State& state, Job job, bool cold) {
-  Cycle frames{&ring(job.src), cold};
-  const int w = job.src.w, h = job.src.h, ch = job.content_h(), top = (kDst - ch) / 2;
-  std::vector<uint8_t> nv12(static_cast<std::size_t>(w) * h * 3 / 2), small(kDst * ch * 3 / 2);
+Call libyuv_call(const Job& job, const std::shared_ptr<Cycle>& frames) {
+  const int w = job.src.w, h = job.src.h, ch = job.content_h();
+  struct Buffers {
+    std::vector<uint8_t> nv12, small;
+  };
+  auto buffers = std::make_shared<Buffers>(
+      Buffers{std::vector<uint8_t>(static_cast<std::size_t>(w) * h * 3 / 2), std::vector<uint8_t>(kDst * ch * 3 / 2)});
   const PeerOutputs peer(job.out);
-  uint8_t* const rgb = peer.rgb;
-  timed(state, run_name("libyuv", job, cold), [&] {
-    auto map = *frames.next().map(CpuAccess::Read);
+  return [job, frames, peer, buffers, w, h, ch] {
+    const int top = (kDst - ch) / 2;
+    std::vector<uint8_t>& nv12 = buffers->nv12;
+    std::vector<uint8_t>& small = buffers->small;
+    uint8_t* const rgb = peer.rgb;
+    auto map = *frames->next().map(CpuAccess::Read);
     const auto* p = reinterpret_cast<const uint8_t*>(map.data());
     const uint8_t* y = p;
     const uint8_t* uv = p + w * h;
@@ -470,20 +482,34 @@ void libyuv_job(benchmark::State& state, Job job, bool cold) {
     }
     benchmark::DoNotOptimize(rgb);
     benchmark::DoNotOptimize(peer.out);
-  });
+  };
 }
 
 // The bound: a memcpy reading and writing as many bytes as the job, (in + out) / 2 each way,
 // from a ring of cold buffers (stretches of the arena: cold) or one buffer (warm) into the
 // pages memhal's destinations take (as the jobs reuse theirs).
-void bound_job(benchmark::State& state, Job job, bool cold) {
+Call bound_call(const Job& job, bool cold) {
   const auto bytes = static_cast<std::size_t>((job.in_bytes() + out_bytes(job.out)) / 2);
-  std::byte* const dst = destination_pages();
-  std::size_t k = 0;
-  timed(state, run_name("bound", job, cold), [&] {
-    std::memcpy(dst, arena().slot(bytes, cold ? k++ : 0), bytes);
+  auto k = std::make_shared<std::size_t>(0);
+  return [bytes, cold, k] {
+    std::byte* const dst = destination_pages();
+    std::memcpy(dst, arena().slot(bytes, cold ? (*k)++ : 0), bytes);
     benchmark::DoNotOptimize(dst);
-  });
+  };
+}
+
+// A call of `who` (memhal1, memhal2, opencv, libyuv or bound) doing `job` on `frames`.
+Call make_call(const std::string& who, const Job& job, const std::shared_ptr<Cycle>& frames) {
+  if (who == "memhal1" || who == "memhal2") return memhal_call(job, frames, who == "memhal1" ? 1 : 2);
+  if (who == "opencv") return opencv_call(job, frames);
+  if (who == "libyuv") return libyuv_call(job, frames);
+  if (who == "bound") return bound_call(job, frames->cold);
+  std::fprintf(stderr, "bench: no such caller %s\n", who.c_str());
+  std::abort();
+}
+
+std::shared_ptr<Cycle> frames_of(const Job& job, bool cold) {
+  return std::make_shared<Cycle>(Cycle{&ring(job.src), cold});
 }
 
 // A second thread that runs `work` each time the caller posts, waiting in between spinning: the
@@ -600,77 +626,101 @@ void batch_job(benchmark::State& state, bool batched, bool cold) {
 
 // ---- paired ratios ----
 
-// The goals that compare two memhal jobs (f16 ÷ f32, i8 ÷ f32, YUYV ÷ NV12, one thread ÷ two)
-// also time both jobs in one run, in alternate blocks of kBlock calls (which goes first
-// alternates too), and file each repetition's ratio of A's time per call to B's; the goal is the
+// Every goal is also measured by a paired run: one benchmark times its two sides (memhal and a
+// peer, memhal and the bound, or two memhal jobs) in alternate blocks of calls (which goes first
+// alternates too) and files each repetition's ratio of A's time per call to B's; the goal is the
 // median of those ratios. The host's slow spells last tens of seconds: the separate runs of the
 // tables, 0.2 s each in random order, can each meet a different one (on the Zen 3 host the same
 // job's median moved by a third between runs), where A and B in alternate blocks meet it alike;
 // and both write destination_pages(), as every job does. Blocks of calls, not single calls:
 // within a block a job keeps its destination in the cache and a pool its workers awake, as in
 // the tables' runs (with blocks of 16 the two-thread job took 0.119 ms a call in one run, where
-// the table's run of it took 0.108 ms).
+// the table's run of it took 0.108 ms). A block is kBlockSeconds of calls, 1 to kBlock of them.
 constexpr int kBlock = 64;
+constexpr double kBlockSeconds = 0.016;
+
+struct Side {
+  std::string who;  // as make_call takes it
+  Job job;
+};
 
 struct Pair {
   std::string goal;  // the goal's words for A's time / B's
   double target;     // at most, or at least with `at_least`
-  Job a, b;
-  unsigned threads_a = 1, threads_b = 1;
-  bool wall = false;  // wall time (the two-thread goal), else CPU time of the calling thread
+  Side a, b;
   bool at_least = false;
-  std::string name() const {
-    return "cold/paired/" + std::string(threads_a == 1 ? "memhal1/" : "memhal2/") + a.key() + "_vs_" +
-           (threads_b == 1 ? "memhal1/" : "memhal2/") + b.key();
-  }
+  bool wall = false;       // wall time (the two-thread goal), else CPU time of the calling thread
+  bool registers = false;  // also the registers-only yardstick, one thread / two, in blocks between
+  std::string name() const { return "cold/paired/" + a.who + "/" + a.job.key() + "_vs_" + b.who + "/" + b.job.key(); }
 };
 
+// The goals, in its order.
 std::vector<Pair> pairs() {
   const Source nv12{PixelFormat::Nv12, 1920, 1080}, yuyv{PixelFormat::Yuyv, 1920, 1080};
-  const Job f32{nv12, Out::F32};
+  const Job u8{nv12, Out::RgbU8}, f32{nv12, Out::F32};
+  const Job area{{PixelFormat::Nv12, 3840, 2160}, Out::RgbU8, Interpolation::Area};
   return {
-      {"f16: memhal f16 / memhal f32", 1.0, {nv12, Out::F16}, f32},
-      {"i8: memhal i8 / memhal f32", 1.0, {nv12, Out::I8}, f32},
-      {"yuyv / nv12, rgb u8", 1.2, {yuyv, Out::RgbU8}, {nv12, Out::RgbU8}},
-      {"yuyv / nv12, planar f32", 1.2, {yuyv, Out::F32}, f32},
-      {"two threads: 1 thread / 2 threads, wall time, nv12 1080p -> planar f32", 1.7, f32, f32, 1, 2, true, true},
+      {"u8: libyuv chain / memhal (nv12 1080p -> rgb u8)", 1.5, {"libyuv", u8}, {"memhal1", u8}, true},
+      {"u8: memhal / cold memory bound", 2.0, {"memhal1", u8}, {"bound", u8}},
+      {"f32: memhal / cold memory bound (nv12 1080p -> planar f32)", 1.3, {"memhal1", f32}, {"bound", f32}},
+      {"f32: libyuv chain / memhal", 2.0, {"libyuv", f32}, {"memhal1", f32}, true},
+      {"f16: memhal f16 / memhal f32", 1.0, {"memhal1", {nv12, Out::F16}}, {"memhal1", f32}},
+      {"i8: memhal i8 / memhal f32", 1.0, {"memhal1", {nv12, Out::I8}}, {"memhal1", f32}},
+      {"yuyv / nv12, rgb u8", 1.2, {"memhal1", {yuyv, Out::RgbU8}}, {"memhal1", u8}},
+      {"yuyv / nv12, planar f32", 1.2, {"memhal1", {yuyv, Out::F32}}, {"memhal1", f32}},
+      {"4K -> 640x640 Area: OpenCV INTER_AREA chain / memhal", 3.0, {"opencv", area}, {"memhal1", area}, true},
+      {"two threads: 1 thread / 2 threads, wall time, nv12 1080p -> planar f32",
+       1.7,
+       {"memhal1", f32},
+       {"memhal2", f32},
+       true,
+       true,
+       true},
   };
 }
 
 void paired_job(benchmark::State& state, const Pair& p) {
-  MemhalRun a(p.a, true, p.threads_a), b(p.b, true, p.threads_b);  // on the same pages
   // One ring for both where the sources are alike, so that B never meets a frame A just read.
-  Cycle& b_frames = p.a.src == p.b.src ? a.frames : b.frames;
-  a.convert(a.frames.next());  // plans and fresh pages, as in `timed`
-  b.convert(b_frames.next());
+  const auto frames_a = frames_of(p.a.job, true);
+  const auto frames_b = p.a.job.src == p.b.job.src ? frames_a : frames_of(p.b.job, true);
+  const Call call[2] = {make_call(p.a.who, p.a.job, frames_a), make_call(p.b.who, p.b.job, frames_b)};
+  const auto now = [&] {
+    return p.wall ? std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count()
+                  : thread_cpu_seconds();
+  };
+  int per_block[2];
+  for (int i = 0; i < 2; ++i) {
+    call[i]();  // plans and fresh pages, as in `timed`
+    const double t0 = now();
+    call[i]();
+    per_block[i] = std::clamp(static_cast<int>(kBlockSeconds / std::max(now() - t0, 1e-6)), 1, kBlock);
+  }
   double seconds[2] = {0, 0};
+  int64_t calls[2] = {0, 0};
   const auto block = [&](int which) {
-    MemhalRun& run = which == 0 ? a : b;
-    Cycle& frames = which == 0 ? a.frames : b_frames;
-    const double c0 = thread_cpu_seconds();
-    const auto t0 = std::chrono::steady_clock::now();
-    for (int i = 0; i < kBlock; ++i) run.convert(frames.next());
-    const auto t1 = std::chrono::steady_clock::now();
-    seconds[which] += p.wall ? std::chrono::duration<double>(t1 - t0).count() : thread_cpu_seconds() - c0;
+    const double t0 = now();
+    for (int i = 0; i < per_block[which]; ++i) call[which]();
+    seconds[which] += now() - t0;
+    calls[which] += per_block[which];
   };
   // The two-thread pair also times the work in registers only (register_job) on one thread and
   // on two, in blocks of their own between memhal's: what the CPU side gave two threads in the
   // same seconds. Its helper spins while it lives, so it lives through its own block only.
   double registers[2] = {0, 0};
   std::atomic<uint64_t> sink{0};
-  uint64_t call = 0;
+  uint64_t call_number = 0;
   const auto register_block = [&](unsigned threads) {
     std::optional<SpinningHelper> helper;
     if (threads == 2) helper.emplace([&](uint64_t c) { sink += register_work(c * 11, kRegisterSteps / 2); });
     const auto t0 = std::chrono::steady_clock::now();
     for (int i = 0; i < kBlock; ++i) {
       if (!helper) {
-        sink += register_work(++call, kRegisterSteps);
+        sink += register_work(++call_number, kRegisterSteps);
         continue;
       }
-      helper->post(++call);
-      sink += register_work(call, kRegisterSteps / 2);
-      helper->wait(call);
+      helper->post(++call_number);
+      sink += register_work(call_number, kRegisterSteps / 2);
+      helper->wait(call_number);
     }
     registers[threads - 1] += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   };
@@ -678,17 +728,17 @@ void paired_job(benchmark::State& state, const Pair& p) {
   for (auto _ : state) {
     block(n % 2 == 0 ? 0 : 1);
     block(n % 2 == 0 ? 1 : 0);
-    if (p.threads_a != p.threads_b) {
+    if (p.registers) {
       register_block(n % 2 == 0 ? 1 : 2);
       register_block(n % 2 == 0 ? 2 : 1);
     }
     ++n;
   }
   benchmark::DoNotOptimize(sink.load());
-  const double calls = static_cast<double>(n * kBlock);
-  state.counters["a_ms"] = 1e3 * seconds[0] / calls;
-  state.counters["b_ms"] = 1e3 * seconds[1] / calls;
-  state.counters["a_per_b"] = seconds[0] / seconds[1];
+  const double a = seconds[0] / static_cast<double>(calls[0]), b = seconds[1] / static_cast<double>(calls[1]);
+  state.counters["a_ms"] = 1e3 * a;
+  state.counters["b_ms"] = 1e3 * b;
+  state.counters["a_per_b"] = a / b;
   if (registers[1] > 0) state.counters["registers_1t_per_2t"] = registers[0] / registers[1];
 }
 
@@ -740,22 +790,26 @@ void register_all() {
       const auto add = [&](const std::string& who, auto fn) {
         benchmark::RegisterBenchmark(run_name(who, job, cold).c_str(), fn)->Unit(benchmark::kMillisecond);
       };
-      add("bound", [=](benchmark::State& s) { bound_job(s, job, cold); });
-      add("memhal1", [=](benchmark::State& s) { memhal_job(s, job, cold, 1); });
+      const auto add_call = [&](const std::string& who) {
+        add(who, [=](benchmark::State& s) {
+          timed(s, run_name(who, job, cold), make_call(who, job, frames_of(job, cold)));
+        });
+      };
+      add_call("bound");
+      add_call("memhal1");
       if (row.threads) {
         add("bound2", [=](benchmark::State& s) { bound2_job(s, job, cold); });
-        add("memhal2", [=](benchmark::State& s) { memhal_job(s, job, cold, 2); });
+        add_call("memhal2");
         if (cold) {
           add("registers1", [=](benchmark::State& s) { register_job(s, job, 1); });
           add("registers2", [=](benchmark::State& s) { register_job(s, job, 2); });
         }
       }
       if (row.peers) {
-        add("opencv", [=](benchmark::State& s) { opencv_job(s, job, cold); });
+        add_call("opencv");
         // libyuv has no area filter matching INTER_AREA's chain here; its box filter would be
         // another job.
-        if (job.interpolation != Interpolation::Area)
-          add("libyuv", [=](benchmark::State& s) { libyuv_job(s, job, cold); });
+        if (job.interpolation != Interpolation::Area) add_call("libyuv");
       }
     }
     for (bool batched : {true, false}) {
@@ -855,13 +909,11 @@ void goal(const std::string& what, double value, bool at_least, double target, c
               met ? "met" : "NOT met", aside.c_str());
 }
 
-// A goal between two memhal jobs: the median of the paired runs' ratios where they ran, with
-// the ratio of the tables' separate medians beside it; else that ratio alone.
+// A goal: the median of its paired run's ratios where it ran, with the ratio of the tables'
+// separate medians beside it; else that ratio alone.
 void paired_goal(const Pair& p) {
-  const auto time = [&](const Job& j, unsigned threads) {
-    return ms(p.wall ? g_wall : g_cpu, threads == 1 ? "memhal1" : "memhal2", j, true);
-  };
-  const double separate = time(p.a, p.threads_a) / time(p.b, p.threads_b);
+  const auto time = [&](const Side& side) { return ms(p.wall ? g_wall : g_cpu, side.who, side.job, true); };
+  const double separate = time(p.a) / time(p.b);
   const double paired = median(g_ratio, p.name());
   if (paired <= 0) return goal(p.goal, separate, p.at_least, p.target, "  (separate runs)");
   char aside[48] = "";
@@ -870,22 +922,13 @@ void paired_goal(const Pair& p) {
 }
 
 void print_goals() {
-  const Source nv12{PixelFormat::Nv12, 1920, 1080};
-  const Job u8{nv12, Out::RgbU8}, f32{nv12, Out::F32};
-  const Job area{{PixelFormat::Nv12, 3840, 2160}, Out::RgbU8, Interpolation::Area};
-  const auto c = [](const std::string& who, const Job& j) { return ms(g_cpu, who, j, true); };
+  const Job f32{{PixelFormat::Nv12, 1920, 1080}, Out::F32};
   std::printf(
-      "\nGoals (cold frames, one thread, medians, this run; between two memhal jobs: median of the ratios of\n"
-      "paired runs, the two jobs in alternate blocks of %d calls, %s):\n",
-      kBlock, "with the ratio of the tables' separate medians beside it");
-  goal("u8: libyuv chain / memhal (nv12 1080p -> rgb u8)", c("libyuv", u8) / c("memhal1", u8), true, 1.5);
-  goal("u8: memhal / cold memory bound", c("memhal1", u8) / c("bound", u8), false, 2.0);
-  goal("f32: memhal / cold memory bound (nv12 1080p -> planar f32)", c("memhal1", f32) / c("bound", f32), false, 1.3);
-  goal("f32: libyuv chain / memhal", c("libyuv", f32) / c("memhal1", f32), true, 2.0);
-  const std::vector<Pair> paired = pairs();
-  for (std::size_t i = 0; i + 1 < paired.size(); ++i) paired_goal(paired[i]);
-  goal("4K -> 640x640 Area: OpenCV INTER_AREA chain / memhal", c("opencv", area) / c("memhal1", area), true, 3.0);
-  paired_goal(paired.back());  // two threads, after the 4K goal as before
+      "\nGoals (cold frames, one thread, this run: the median of the ratios of paired runs, the two sides in\n"
+      "alternate blocks of up to %d calls, with the ratio of the tables' separate medians beside it):\n",
+      kBlock);
+  const std::vector<Pair> goals = pairs();
+  for (const Pair& p : goals) paired_goal(p);
   // Not goals: the yardsticks for the one above. On two threads memhal runs at about the cold
   // bound's memcpy split over two threads, so the ratio above is what the memory side gives two
   // threads on this host, times how far below its one-thread bound memhal runs on one thread.
@@ -902,7 +945,7 @@ void print_goals() {
     std::printf("  %-72s %6.2fx (what the CPU side gave two threads: 2 = two whole cores)\n",
                 "  work in registers only: 1 thread / 2 threads, wall time", reg1 / reg2);
   }
-  const double paired_registers = median(g_ratio, paired.back().name() + "/registers");
+  const double paired_registers = median(g_ratio, goals.back().name() + "/registers");
   if (paired_registers > 0) {
     std::printf("  %-72s %6.2fx (the same, in the seconds of the goal's figure)\n",
                 "  work in registers only, in blocks between the paired run's: 1t / 2t", paired_registers);
