@@ -12,8 +12,8 @@
 // and writes, measured the same way, and the run starts by showing that a ring that size is
 // cold here (memcpy from rings of growing size levels off well below it). The warm table
 // repeats the jobs on one frame (then everything sits in the caches). The goals of the CPU
-// issue are printed at the end as ratios with met / NOT met; those between two memhal jobs
-// come from runs that time both jobs in turn (see paired_job).
+// issue are printed at the end as ratios with met / NOT met, each from a run that times its two
+// sides in turn (see paired_job), beside the ratio of the tables' separate medians.
 #include <benchmark/benchmark.h>
 #include <hwy/targets.h>
 #include <libyuv.h>
@@ -314,12 +314,11 @@ ConvertOptions memhal_options(const Job& job) {
   return o;
 }
 
-// The pages every memhal run and every bound's memcpy writes, from their first byte on (the
-// largest, the bound of 4K YUYV -> f32, writes 10.7 MB). On the Zen 3 VM the same job ran up to
-// a fifth faster or slower from one destination allocation to the next, steadily within a process
-// (2 MB pages no different): jobs with destinations of their own drew different lots, and the
-// ratio of two jobs carried them (f16 / f32 0.72x with a destination each, 0.93x on the same pages
-// twenty minutes later).
+// The pages every memhal run, every bound's memcpy and the peers' outputs (PeerOutputs) write,
+// from their first byte on (the largest, the bound of 4K YUYV -> f32, writes 10.7 MB). On the Zen 3 VM the same job ran
+// up to a fifth faster or slower from one destination allocation to the next, steadily within a process (2 MB pages no
+// different): jobs with destinations of their own drew different lots, and the ratio of two jobs carried them (f16 /
+// f32 0.72x with a destination each, 0.93x on the same pages twenty minutes later).
 std::byte* destination_pages() {
   static const Tensor pages = must(Tensor::create({int64_t{16} << 20}, DType::U8, MemoryKind::Mem));
   static std::byte* const data = (*pages.map(CpuAccess::Write)).data();  // heap memory: outlives the map
@@ -336,18 +335,16 @@ Tensor memhal_dst(Out out) {
   return must(Tensor::wrap(static_cast<void*>(destination_pages()), layout, [] {}));
 }
 
-// What every memhal run of a job sets up: its frames (a ring visited `visits` times at most),
-// a destination, a processor on `threads` threads and the job's options.
+// What every memhal run of a job sets up: a destination, a processor on `threads` threads and
+// the job's options (its frames come from a Cycle of the caller's).
 struct MemhalRun {
-  MemhalRun(const Job& job, bool cold, unsigned threads, int64_t visits = INT64_MAX)
-      : frames{&ring(job.src, visits), cold},
-        dst(memhal_dst(job.out)),
+  MemhalRun(const Job& job, unsigned threads)
+      : dst(memhal_dst(job.out)),
         proc(std::move(*ImageProcessor::create({.threads = threads, .backend = ImageBackend::Cpu}))),
         options(memhal_options(job)) {}
   void convert(const Tensor& frame) {
     if (!proc.convert(frame, dst, options)) std::abort();
   }
-  Cycle frames;
   Tensor dst;
   ImageProcessor proc;
   ConvertOptions options;
@@ -358,7 +355,7 @@ struct MemhalRun {
 using Call = std::function<void()>;
 
 Call memhal_call(const Job& job, const std::shared_ptr<Cycle>& frames, unsigned threads) {
-  auto run = std::make_shared<MemhalRun>(job, frames->cold, threads);
+  auto run = std::make_shared<MemhalRun>(job, threads);
   return [run, frames] { run->convert(frames->next()); };
 }
 
@@ -376,9 +373,9 @@ std::string paced_name(const Job& job) {
 }
 
 void paced_job(benchmark::State& state, Job job) {
-  MemhalRun one(job, true, 1), two(job, true, 2);
-  Cycle& frames = one.frames;  // one ring for both, each frame converted once
-  one.convert(frames.next());  // plans and fresh pages, as in `timed`
+  MemhalRun one(job, 1), two(job, 2);
+  Cycle frames{&ring(job.src), true};  // one ring for both, each frame converted once
+  one.convert(frames.next());          // plans and fresh pages, as in `timed`
   two.convert(frames.next());
   double wall[2] = {0, 0};
   int64_t n = 0;
@@ -582,20 +579,28 @@ uint64_t register_work(uint64_t seed, int64_t steps) {
   return x[0] ^ x[1] ^ x[2] ^ x[3];
 }
 
+// A helper thread's half of registers-only call `call`.
+uint64_t register_other_half(uint64_t call) {
+  return register_work(call * 11, kRegisterSteps / 2);
+}
+
+// Registers-only call `call` (1, 2, ...): all of it on the calling thread, or its half there and
+// the other half (register_other_half) on `helper`.
+uint64_t register_call(SpinningHelper* helper, uint64_t call) {
+  if (helper == nullptr) return register_work(call, kRegisterSteps);
+  helper->post(call);
+  const uint64_t mine = register_work(call, kRegisterSteps / 2);
+  helper->wait(call);
+  return mine;
+}
+
 void register_job(benchmark::State& state, Job job, unsigned threads) {
   std::atomic<uint64_t> sink{0};
-  if (threads == 1) {
-    uint64_t n = 0;
-    timed(state, run_name("registers1", job, true), [&] { sink += register_work(++n, kRegisterSteps); });
-    return;
-  }
-  SpinningHelper helper([&](uint64_t call) { sink += register_work(call * 11, kRegisterSteps / 2); });
+  std::optional<SpinningHelper> helper;
+  if (threads == 2) helper.emplace([&](uint64_t call) { sink += register_other_half(call); });
   uint64_t n = 0;
-  timed(state, run_name("registers2", job, true), [&] {
-    helper.post(++n);
-    sink += register_work(n, kRegisterSteps / 2);
-    helper.wait(n);
-  });
+  timed(state, run_name(threads == 1 ? "registers1" : "registers2", job, true),
+        [&] { sink += register_call(helper ? &*helper : nullptr, ++n); });
   benchmark::DoNotOptimize(sink.load());
 }
 
@@ -714,17 +719,9 @@ void paired_job(benchmark::State& state, const Pair& p) {
   uint64_t call_number = 0;
   const auto register_block = [&](unsigned threads) {
     std::optional<SpinningHelper> helper;
-    if (threads == 2) helper.emplace([&](uint64_t c) { sink += register_work(c * 11, kRegisterSteps / 2); });
+    if (threads == 2) helper.emplace([&](uint64_t c) { sink += register_other_half(c); });
     const auto t0 = std::chrono::steady_clock::now();
-    for (int i = 0; i < kBlock; ++i) {
-      if (!helper) {
-        sink += register_work(++call_number, kRegisterSteps);
-        continue;
-      }
-      helper->post(++call_number);
-      sink += register_work(call_number, kRegisterSteps / 2);
-      helper->wait(call_number);
-    }
+    for (int i = 0; i < kBlock; ++i) sink += register_call(helper ? &*helper : nullptr, ++call_number);
     registers[threads - 1] += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   };
   int64_t n = 0;
@@ -972,8 +969,9 @@ int profile(const std::string& key, long frames, const std::string& target) {
   }
   for (const Row& row : rows()) {
     if (row.job.key() != key) continue;
-    MemhalRun run(row.job, true, 1, frames);
-    for (long i = 0; i < frames; ++i) run.convert(run.frames.next());
+    MemhalRun run(row.job, 1);
+    Cycle cycle{&ring(row.job.src, frames), true};
+    for (long i = 0; i < frames; ++i) run.convert(cycle.next());
     std::printf("profiled %s: %ld conversions, cold frames, one thread\n", key.c_str(), frames);
     return 0;
   }
