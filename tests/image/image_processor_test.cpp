@@ -966,10 +966,23 @@ TEST(ImageProcessor, PackedRowsDecodeAndSumWithoutSplittingOnEveryInstructionSet
   }
 }
 
+// Pair weights for the Q6 pairs kernels' tests: random ones (a quarter of them 1/2), every one
+// 1/2 (an exact 2:1's, which the kernels blend by halving sums), and all but the last 1/2.
+std::vector<std::pair<const char*, std::vector<int16_t>>> q6_pair_weights(std::mt19937& rng, int64_t n) {
+  std::vector<int16_t> random(static_cast<std::size_t>(n)), halves(static_cast<std::size_t>(n), 16384);
+  for (auto& w : random) w = rng() % 4 == 0 ? 16384 : static_cast<int16_t>(rng() % 32768);
+  std::vector<int16_t> but_last = halves;
+  if (n > 0) but_last.back() = 16383;
+  return {{"random", random}, {"all 1/2", halves}, {"all 1/2 but the last", but_last}};
+}
+
 // A 2:1 downscale of semi-planar lines in one pass gives exactly what the three passes it
 // replaced give (the chroma pairs split, each line decoded by yuv_to_rgb_q6 and its pixel pairs
 // blended by resample_pairs_q6, the two lines blended by blend_q6): U or V first, any pair and
-// line weights (0 among them), every count from 0 to past two vectors, on every instruction set.
+// line weights (0 among them; every one 1/2, as an exact 2:1 has them, which the kernel blends
+// by halving sums; all but one 1/2), each line with its chroma line or both on one (a 4:2:0
+// source's pair of lines, whose chroma the kernel decodes once), every count from 0 to past two
+// vectors, on every instruction set.
 TEST(ImageProcessor, SemiPlanarPairsInOnePassAreExactOnEveryInstructionSet) {
   ForcedTargets targets;
   if (targets.all.empty()) GTEST_SKIP() << kNoTarget;
@@ -980,33 +993,38 @@ TEST(ImageProcessor, SemiPlanarPairsInOnePassAreExactOnEveryInstructionSet) {
     std::mt19937 rng(59);
     for (int64_t n = 0; n <= 70; n += (n < 34 ? 1 : 9)) {
       const std::vector<uint8_t> ya = random_bytes(rng, 2 * n), uva = random_bytes(rng, 2 * n),
-                                 yb = random_bytes(rng, 2 * n), uvb = random_bytes(rng, 2 * n);
-      std::vector<int16_t> weight(static_cast<std::size_t>(n));
-      for (auto& w : weight) w = rng() % 4 == 0 ? 16384 : static_cast<int16_t>(rng() % 32768);
-      for (bool vu : {false, true}) {
-        for (int16_t wv : {int16_t{0}, int16_t{16384}, static_cast<int16_t>(rng() % 32768)}) {
-          std::vector<int16_t> fused(static_cast<std::size_t>(3 * n + 1), -7);
-          detail::kernels::semi_planar_pairs_q6(ya.data(), uva.data(), yb.data(), uvb.data(), vu, weight.data(), wv, n,
-                                                coeffs, fused.data(), fused.data() + n, fused.data() + 2 * n);
-          // The three passes.
-          std::vector<int16_t> lines[2];
-          const std::pair<const std::vector<uint8_t>*, const std::vector<uint8_t>*> from[2] = {{&ya, &uva},
-                                                                                               {&yb, &uvb}};
-          for (int l = 0; l < 2; ++l) {
-            std::vector<uint8_t> u(static_cast<std::size_t>(2 * n)), v(static_cast<std::size_t>(2 * n));
-            detail::kernels::split_chroma_pairs(from[l].second->data(), vu, 2 * n, u.data(), v.data());
-            std::vector<int16_t> decoded(static_cast<std::size_t>(6 * n));
-            detail::kernels::yuv_to_rgb_q6(from[l].first->data(), u.data(), v.data(), 2 * n, coeffs, decoded.data(),
-                                           decoded.data() + 2 * n, decoded.data() + 4 * n);
-            lines[l].resize(static_cast<std::size_t>(3 * n));
-            for (int c = 0; c < 3; ++c) {
-              detail::kernels::resample_pairs_q6(decoded.data() + 2 * c * n, weight.data(), lines[l].data() + c * n, n);
+                                 yb = random_bytes(rng, 2 * n), uvb_own = random_bytes(rng, 2 * n);
+      for (const auto& [kind, weight] : q6_pair_weights(rng, n)) {
+        for (bool shared : {false, true}) {
+          const std::vector<uint8_t>& uvb = shared ? uva : uvb_own;
+          for (bool vu : {false, true}) {
+            for (int16_t wv : {int16_t{0}, int16_t{16384}, static_cast<int16_t>(rng() % 32768)}) {
+              std::vector<int16_t> fused(static_cast<std::size_t>(3 * n + 1), -7);
+              detail::kernels::semi_planar_pairs_q6(ya.data(), uva.data(), yb.data(), uvb.data(), vu, weight.data(), wv,
+                                                    n, coeffs, fused.data(), fused.data() + n, fused.data() + 2 * n);
+              // The three passes.
+              std::vector<int16_t> lines[2];
+              const std::pair<const std::vector<uint8_t>*, const std::vector<uint8_t>*> from[2] = {{&ya, &uva},
+                                                                                                   {&yb, &uvb}};
+              for (int l = 0; l < 2; ++l) {
+                std::vector<uint8_t> u(static_cast<std::size_t>(2 * n)), v(static_cast<std::size_t>(2 * n));
+                detail::kernels::split_chroma_pairs(from[l].second->data(), vu, 2 * n, u.data(), v.data());
+                std::vector<int16_t> decoded(static_cast<std::size_t>(6 * n));
+                detail::kernels::yuv_to_rgb_q6(from[l].first->data(), u.data(), v.data(), 2 * n, coeffs, decoded.data(),
+                                               decoded.data() + 2 * n, decoded.data() + 4 * n);
+                lines[l].resize(static_cast<std::size_t>(3 * n));
+                for (int c = 0; c < 3; ++c) {
+                  detail::kernels::resample_pairs_q6(decoded.data() + 2 * c * n, weight.data(), lines[l].data() + c * n,
+                                                     n);
+                }
+              }
+              std::vector<int16_t> twice(static_cast<std::size_t>(3 * n + 1), -7);
+              detail::kernels::blend_q6(lines[0].data(), lines[1].data(), wv, twice.data(), 3 * n);
+              ASSERT_EQ(fused, twice) << hwy::TargetName(target) << ": " << n << " outputs, " << (vu ? "V" : "U")
+                                      << " first, pair weights " << kind << ", line weight " << wv
+                                      << (shared ? ", one chroma line" : "");
             }
           }
-          std::vector<int16_t> twice(static_cast<std::size_t>(3 * n + 1), -7);
-          detail::kernels::blend_q6(lines[0].data(), lines[1].data(), wv, twice.data(), 3 * n);
-          ASSERT_EQ(fused, twice) << hwy::TargetName(target) << ": " << n << " outputs, " << (vu ? "V" : "U")
-                                  << " first, line weight " << wv;
         }
       }
     }
@@ -1029,25 +1047,26 @@ TEST(ImageProcessor, PickedPairsInOnePassAreExactOnEveryInstructionSet) {
       const auto row = [&](int l, int plane) { return bytes.data() + (3 * l + plane) * 2 * n; };
       const uint8_t* const a[3] = {row(0, 0), row(0, 1), row(0, 2)};
       const uint8_t* const b[3] = {row(1, 0), row(1, 1), row(1, 2)};
-      std::vector<int16_t> weight(static_cast<std::size_t>(n));
-      for (auto& w : weight) w = rng() % 4 == 0 ? 16384 : static_cast<int16_t>(rng() % 32768);
-      for (int16_t wv : {int16_t{0}, int16_t{16384}, static_cast<int16_t>(rng() % 32768)}) {
-        std::vector<int16_t> fused(static_cast<std::size_t>(3 * n + 1), -7);
-        detail::kernels::yuv_pairs_q6(a, b, weight.data(), wv, n, coeffs, fused.data(), fused.data() + n,
-                                      fused.data() + 2 * n);
-        std::vector<int16_t> lines[2];
-        for (int l = 0; l < 2; ++l) {
-          std::vector<int16_t> decoded(static_cast<std::size_t>(6 * n));
-          detail::kernels::yuv_to_rgb_q6(row(l, 0), row(l, 1), row(l, 2), 2 * n, coeffs, decoded.data(),
-                                         decoded.data() + 2 * n, decoded.data() + 4 * n);
-          lines[l].resize(static_cast<std::size_t>(3 * n));
-          for (int c = 0; c < 3; ++c) {
-            detail::kernels::resample_pairs_q6(decoded.data() + 2 * c * n, weight.data(), lines[l].data() + c * n, n);
+      for (const auto& [kind, weight] : q6_pair_weights(rng, n)) {
+        for (int16_t wv : {int16_t{0}, int16_t{16384}, static_cast<int16_t>(rng() % 32768)}) {
+          std::vector<int16_t> fused(static_cast<std::size_t>(3 * n + 1), -7);
+          detail::kernels::yuv_pairs_q6(a, b, weight.data(), wv, n, coeffs, fused.data(), fused.data() + n,
+                                        fused.data() + 2 * n);
+          std::vector<int16_t> lines[2];
+          for (int l = 0; l < 2; ++l) {
+            std::vector<int16_t> decoded(static_cast<std::size_t>(6 * n));
+            detail::kernels::yuv_to_rgb_q6(row(l, 0), row(l, 1), row(l, 2), 2 * n, coeffs, decoded.data(),
+                                           decoded.data() + 2 * n, decoded.data() + 4 * n);
+            lines[l].resize(static_cast<std::size_t>(3 * n));
+            for (int c = 0; c < 3; ++c) {
+              detail::kernels::resample_pairs_q6(decoded.data() + 2 * c * n, weight.data(), lines[l].data() + c * n, n);
+            }
           }
+          std::vector<int16_t> thrice(static_cast<std::size_t>(3 * n + 1), -7);
+          detail::kernels::blend_q6(lines[0].data(), lines[1].data(), wv, thrice.data(), 3 * n);
+          ASSERT_EQ(fused, thrice) << hwy::TargetName(target) << ": " << n << " outputs, pair weights " << kind
+                                   << ", line weight " << wv;
         }
-        std::vector<int16_t> thrice(static_cast<std::size_t>(3 * n + 1), -7);
-        detail::kernels::blend_q6(lines[0].data(), lines[1].data(), wv, thrice.data(), 3 * n);
-        ASSERT_EQ(fused, thrice) << hwy::TargetName(target) << ": " << n << " outputs, line weight " << wv;
       }
     }
   }
@@ -1069,37 +1088,35 @@ TEST(ImageProcessor, PackedPairsInOnePassAreThePickedPairsOfTheSplitBytesOnEvery
     std::mt19937 rng(67);
     for (int64_t n = 0; n <= 70; n += (n < 34 ? 1 : 9)) {
       const std::vector<uint8_t> packed[2] = {random_bytes(rng, 4 * n), random_bytes(rng, 4 * n)};
-      std::vector<int16_t> weight(static_cast<std::size_t>(n));
-      std::vector<float> weight_f(static_cast<std::size_t>(n));
-      for (int64_t i = 0; i < n; ++i) {
-        weight[static_cast<std::size_t>(i)] = rng() % 4 == 0 ? 16384 : static_cast<int16_t>(rng() % 32768);
-        weight_f[static_cast<std::size_t>(i)] = weight[static_cast<std::size_t>(i)] / 32768.0f;
-      }
-      for (const auto& [name, pos] : orders) {
-        std::vector<uint8_t> split(static_cast<std::size_t>(12 * n));  // two lines, Y, U, V of 2n pixels
-        const auto row = [&](int l, int plane) { return split.data() + (3 * l + plane) * 2 * n; };
-        for (int l = 0; l < 2; ++l) {
-          detail::kernels::split_packed_422(packed[l].data(), pos.data(), 2 * n, row(l, 0), row(l, 1), row(l, 2));
-        }
-        const uint8_t* const a[3] = {row(0, 0), row(0, 1), row(0, 2)};
-        const uint8_t* const b[3] = {row(1, 0), row(1, 1), row(1, 2)};
-        for (int16_t wv : {int16_t{0}, int16_t{16384}, static_cast<int16_t>(rng() % 32768)}) {
-          std::vector<int16_t> fused(static_cast<std::size_t>(3 * n + 1), -7), picked = fused;
-          detail::kernels::packed_422_pairs_q6(packed[0].data(), packed[1].data(), pos.data(), weight.data(), wv, n,
-                                               fixed, fused.data(), fused.data() + n, fused.data() + 2 * n);
-          detail::kernels::yuv_pairs_q6(a, b, weight.data(), wv, n, fixed, picked.data(), picked.data() + n,
-                                        picked.data() + 2 * n);
-          ASSERT_EQ(fused, picked) << hwy::TargetName(target) << ": " << name << ", " << n << " outputs, line weight "
-                                   << wv;
-          const float wf = wv / 32768.0f;
-          std::vector<float> fused_f(static_cast<std::size_t>(3 * n + 1), -7.0f), picked_f = fused_f;
-          detail::kernels::packed_422_pairs(packed[0].data(), packed[1].data(), pos.data(), weight_f.data(), wf, n,
-                                            coeffs, fused_f.data(), fused_f.data() + n, fused_f.data() + 2 * n);
-          detail::kernels::yuv_pairs(a, b, weight_f.data(), wf, n, coeffs, picked_f.data(), picked_f.data() + n,
-                                     picked_f.data() + 2 * n);
-          for (std::size_t k = 0; k < fused_f.size(); ++k) {
-            ASSERT_NEAR(fused_f[k], picked_f[k], 1e-3) << hwy::TargetName(target) << ": " << name << ", " << n
-                                                       << " outputs (float), value " << k << ", line weight " << wf;
+      for (const auto& [kind, weight] : q6_pair_weights(rng, n)) {
+        std::vector<float> weight_f(static_cast<std::size_t>(n));
+        for (std::size_t i = 0; i < weight.size(); ++i) weight_f[i] = weight[i] / 32768.0f;
+        for (const auto& [name, pos] : orders) {
+          std::vector<uint8_t> split(static_cast<std::size_t>(12 * n));  // two lines, Y, U, V of 2n pixels
+          const auto row = [&](int l, int plane) { return split.data() + (3 * l + plane) * 2 * n; };
+          for (int l = 0; l < 2; ++l) {
+            detail::kernels::split_packed_422(packed[l].data(), pos.data(), 2 * n, row(l, 0), row(l, 1), row(l, 2));
+          }
+          const uint8_t* const a[3] = {row(0, 0), row(0, 1), row(0, 2)};
+          const uint8_t* const b[3] = {row(1, 0), row(1, 1), row(1, 2)};
+          for (int16_t wv : {int16_t{0}, int16_t{16384}, static_cast<int16_t>(rng() % 32768)}) {
+            std::vector<int16_t> fused(static_cast<std::size_t>(3 * n + 1), -7), picked = fused;
+            detail::kernels::packed_422_pairs_q6(packed[0].data(), packed[1].data(), pos.data(), weight.data(), wv, n,
+                                                 fixed, fused.data(), fused.data() + n, fused.data() + 2 * n);
+            detail::kernels::yuv_pairs_q6(a, b, weight.data(), wv, n, fixed, picked.data(), picked.data() + n,
+                                          picked.data() + 2 * n);
+            ASSERT_EQ(fused, picked) << hwy::TargetName(target) << ": " << name << ", " << n
+                                     << " outputs, pair weights " << kind << ", line weight " << wv;
+            const float wf = wv / 32768.0f;
+            std::vector<float> fused_f(static_cast<std::size_t>(3 * n + 1), -7.0f), picked_f = fused_f;
+            detail::kernels::packed_422_pairs(packed[0].data(), packed[1].data(), pos.data(), weight_f.data(), wf, n,
+                                              coeffs, fused_f.data(), fused_f.data() + n, fused_f.data() + 2 * n);
+            detail::kernels::yuv_pairs(a, b, weight_f.data(), wf, n, coeffs, picked_f.data(), picked_f.data() + n,
+                                       picked_f.data() + 2 * n);
+            for (std::size_t k = 0; k < fused_f.size(); ++k) {
+              ASSERT_NEAR(fused_f[k], picked_f[k], 1e-3) << hwy::TargetName(target) << ": " << name << ", " << n
+                                                         << " outputs (float), value " << k << ", line weight " << wf;
+            }
           }
         }
       }
