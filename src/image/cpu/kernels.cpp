@@ -991,24 +991,19 @@ HWY_INLINE void byte_pairs_q6(D16 d, const uint8_t* HWY_RESTRICT p, hn::Vec<D16>
 }
 
 // a + (b - a) * w in Q15, as BlendQ6 and ResamplePairsQ6 do it. Where every weight is 1/2
-// (kHalves: a bilinear downscale by an even factor, 2:1 or 4K's 6:1, weighs its taps and its
+// (`halves`: a bilinear downscale by an even factor, 2:1 or 4K's 6:1, weighs its taps and its
 // two lines so), that is a + floor(2 (b - a) / 4) = floor((a + b) / 2): two operations, not
 // four, for the clamped Q6 values (0..255 * 64), whose sums fit 16 bits. In the pairs kernels
 // at 2:1 a sixth fewer operations in all; 12-17 % less time (one 640-output row in L1).
 HWY_INLINE hn::Vec<D16> lerp_q6(hn::Vec<D16> a, hn::Vec<D16> b, hn::Vec<D16> w) {
   return hn::Add(a, hn::MulHigh(hn::ShiftLeft<1>(hn::Sub(b, a)), w));
 }
-template <bool kHalves>
-HWY_INLINE hn::Vec<D16> lerp_q6(hn::Vec<D16> a, hn::Vec<D16> b, hn::Vec<D16> w) {
-  if constexpr (kHalves) {
-    return hn::ShiftRight<1>(hn::Add(a, b));
-  } else {
-    return lerp_q6(a, b, w);
-  }
+HWY_INLINE hn::Vec<D16> lerp_q6(hn::Vec<D16> a, hn::Vec<D16> b, hn::Vec<D16> w, bool halves) {
+  return halves ? hn::ShiftRight<1>(hn::Add(a, b)) : lerp_q6(a, b, w);
 }
 
-// Whether every pair weight and the line weight are 1/2 (lerp_q6<true> then gives what
-// lerp_q6 gives).
+// Whether every pair weight and the line weight are 1/2 (lerp_q6 with `halves` then gives what
+// it gives by the weights).
 HWY_INLINE bool all_halves(const int16_t* HWY_RESTRICT weight, int16_t wv, int64_t n) {
   if (wv != 16384) return false;
   const D16 d;
@@ -1023,21 +1018,20 @@ HWY_INLINE bool all_halves(const int16_t* HWY_RESTRICT weight, int16_t wv, int64
 
 // One line's Q6 outputs from pixel pairs that share their chroma (2:1 along the row): pixels y0
 // and y1 decoded as yuv_to_rgb_q6 does, then blended by w as resample_pairs_q6 does.
-template <bool kHalves>
 HWY_INLINE void shared_chroma_pair_q6(D16 d, hn::Vec<D16> y0, hn::Vec<D16> y1, hn::Vec<D16> u, hn::Vec<D16> v,
-                                      const FixedCoeffs& c, hn::Vec<D16> w, hn::Vec<D16>& rr, hn::Vec<D16>& gg,
-                                      hn::Vec<D16>& bb) {
+                                      const FixedCoeffs& c, hn::Vec<D16> w, bool halves, hn::Vec<D16>& rr,
+                                      hn::Vec<D16>& gg, hn::Vec<D16>& bb) {
   hn::Vec<D16> rv, gu, gv, u6, bu, r0, g0, b0, r1, g1, b1;
   chroma_q6(d, u, v, c, rv, gu, gv, u6, bu);
   yuv_q6_apply(d, luma_q6(d, y0, c), rv, gu, gv, u6, bu, r0, g0, b0);
   yuv_q6_apply(d, luma_q6(d, y1, c), rv, gu, gv, u6, bu, r1, g1, b1);
-  rr = lerp_q6<kHalves>(r0, r1, w), gg = lerp_q6<kHalves>(g0, g1, w), bb = lerp_q6<kHalves>(b0, b1, w);
+  rr = lerp_q6(r0, r1, w, halves), gg = lerp_q6(g0, g1, w, halves), bb = lerp_q6(b0, b1, w, halves);
 }
 
 // The Q6 pairs kernels' vectors: line(halves, l, i, w, ...) gives line l's outputs i.., each
-// pair already blended by its weights w (as ResamplePairsQ6; `halves`, a
-// std::bool_constant, says whether every weight is 1/2); the lines are blended by wv (as
-// BlendQ6). Returns where the vectors stopped.
+// pair already blended by its weights w (as ResamplePairsQ6; `halves`, a constant in each
+// instance, says that every weight is 1/2); the lines are blended by wv (as BlendQ6). Returns
+// where the vectors stopped.
 template <bool kHalves, class Line>
 int64_t PairVectorsQ6(const Line& line, const int16_t* HWY_RESTRICT weight, int16_t wv, int64_t n,
                       int16_t* HWY_RESTRICT r, int16_t* HWY_RESTRICT g, int16_t* HWY_RESTRICT b) {
@@ -1046,13 +1040,15 @@ int64_t PairVectorsQ6(const Line& line, const int16_t* HWY_RESTRICT weight, int1
   const auto vw = hn::Set(d, wv);
   int64_t i = 0;
   for (; i + lanes <= n; i += lanes) {
-    const auto w = hn::LoadU(d, weight + i);
+    // No weights loaded that the halves leave unused: GCC 12 crashes (an internal compiler error)
+    // compiling such a load for SVE.
+    const auto w = kHalves ? vw : hn::LoadU(d, weight + i);
     hn::Vec<D16> ra, ga, ba, rb, gb, bb;
-    line(std::bool_constant<kHalves>(), 0, i, w, ra, ga, ba);
-    line(std::bool_constant<kHalves>(), 1, i, w, rb, gb, bb);
-    hn::StoreU(lerp_q6<kHalves>(ra, rb, vw), d, r + i);
-    hn::StoreU(lerp_q6<kHalves>(ga, gb, vw), d, g + i);
-    hn::StoreU(lerp_q6<kHalves>(ba, bb, vw), d, b + i);
+    line(kHalves, 0, i, w, ra, ga, ba);
+    line(kHalves, 1, i, w, rb, gb, bb);
+    hn::StoreU(lerp_q6(ra, rb, vw, kHalves), d, r + i);
+    hn::StoreU(lerp_q6(ga, gb, vw, kHalves), d, g + i);
+    hn::StoreU(lerp_q6(ba, bb, vw, kHalves), d, b + i);
   }
   return i;
 }
@@ -1076,7 +1072,7 @@ int64_t SharedChromaBoxesQ6(const uint8_t* HWY_RESTRICT ya, const uint8_t* HWY_R
   const auto vw = hn::Set(d, wv);
   int64_t i = 0;
   for (; i + lanes <= n; i += lanes) {
-    const auto w = hn::LoadU(d, weight + i);
+    const auto w = kHalves ? vw : hn::LoadU(d, weight + i);  // as in PairVectorsQ6
     hn::Vec<D16> y0a, y1a, y0b, y1b, first, second, rv, gu, gv, u6, bu;
     byte_pairs_q6(d, ya + 2 * i, y0a, y1a);
     byte_pairs_q6(d, yb + 2 * i, y0b, y1b);
@@ -1085,12 +1081,12 @@ int64_t SharedChromaBoxesQ6(const uint8_t* HWY_RESTRICT ya, const uint8_t* HWY_R
     hn::Vec<D16> r0, g0, b0, r1, g1, b1, ra, ga, ba;
     yuv_q6_apply(d, luma_q6(d, y0a, c), rv, gu, gv, u6, bu, r0, g0, b0);
     yuv_q6_apply(d, luma_q6(d, y1a, c), rv, gu, gv, u6, bu, r1, g1, b1);
-    ra = lerp_q6<kHalves>(r0, r1, w), ga = lerp_q6<kHalves>(g0, g1, w), ba = lerp_q6<kHalves>(b0, b1, w);
+    ra = lerp_q6(r0, r1, w, kHalves), ga = lerp_q6(g0, g1, w, kHalves), ba = lerp_q6(b0, b1, w, kHalves);
     yuv_q6_apply(d, luma_q6(d, y0b, c), rv, gu, gv, u6, bu, r0, g0, b0);
     yuv_q6_apply(d, luma_q6(d, y1b, c), rv, gu, gv, u6, bu, r1, g1, b1);
-    hn::StoreU(lerp_q6<kHalves>(ra, lerp_q6<kHalves>(r0, r1, w), vw), d, r + i);
-    hn::StoreU(lerp_q6<kHalves>(ga, lerp_q6<kHalves>(g0, g1, w), vw), d, g + i);
-    hn::StoreU(lerp_q6<kHalves>(ba, lerp_q6<kHalves>(b0, b1, w), vw), d, b + i);
+    hn::StoreU(lerp_q6(ra, lerp_q6(r0, r1, w, kHalves), vw, kHalves), d, r + i);
+    hn::StoreU(lerp_q6(ga, lerp_q6(g0, g1, w, kHalves), vw, kHalves), d, g + i);
+    hn::StoreU(lerp_q6(ba, lerp_q6(b0, b1, w, kHalves), vw, kHalves), d, b + i);
   }
   return i;
 }
@@ -1111,13 +1107,12 @@ void SemiPlanarPairsQ6(const uint8_t* HWY_RESTRICT ya, const uint8_t* HWY_RESTRI
   int64_t i = 0;
 #if HWY_TARGET != HWY_SCALAR
   const D16 d;
-  const auto line = [&](auto halves, int l, int64_t at, hn::Vec<D16> w, hn::Vec<D16>& rr, hn::Vec<D16>& gg,
+  const auto line = [&](bool halves, int l, int64_t at, hn::Vec<D16> w, hn::Vec<D16>& rr, hn::Vec<D16>& gg,
                         hn::Vec<D16>& bb) {
     hn::Vec<D16> y0, y1, first, second;
     byte_pairs_q6(d, pixels.y[l] + 2 * at, y0, y1);
     byte_pairs_q6(d, pixels.uv[l] + 2 * at, first, second);
-    shared_chroma_pair_q6<decltype(halves)::value>(d, y0, y1, vu ? second : first, vu ? first : second, coeffs, w, rr,
-                                                   gg, bb);
+    shared_chroma_pair_q6(d, y0, y1, vu ? second : first, vu ? first : second, coeffs, w, halves, rr, gg, bb);
   };
   if (uva != uvb) {
     i = PairVectorsQ6(line, weight, wv, n, r, g, b);
@@ -1140,9 +1135,8 @@ void YuvPairsQ6(const uint8_t* const* HWY_RESTRICT a, const uint8_t* const* HWY_
   int64_t i = 0;
 #if HWY_TARGET != HWY_SCALAR
   const D16 d;
-  const auto line = [&](auto halves, int l, int64_t at, hn::Vec<D16> w, hn::Vec<D16>& rr, hn::Vec<D16>& gg,
+  const auto line = [&](bool halves, int l, int64_t at, hn::Vec<D16> w, hn::Vec<D16>& rr, hn::Vec<D16>& gg,
                         hn::Vec<D16>& bb) {
-    constexpr bool kHalves = decltype(halves)::value;
     hn::Vec<D16> y0, y1, u0, u1, v0, v1, rv, gu, gv, u6, bu, r0, g0, b0, r1, g1, b1;
     byte_pairs_q6(d, pixels.yuv[l][0] + 2 * at, y0, y1);
     byte_pairs_q6(d, pixels.yuv[l][1] + 2 * at, u0, u1);
@@ -1151,7 +1145,7 @@ void YuvPairsQ6(const uint8_t* const* HWY_RESTRICT a, const uint8_t* const* HWY_
     yuv_q6_apply(d, luma_q6(d, y0, coeffs), rv, gu, gv, u6, bu, r0, g0, b0);
     chroma_q6(d, u1, v1, coeffs, rv, gu, gv, u6, bu);
     yuv_q6_apply(d, luma_q6(d, y1, coeffs), rv, gu, gv, u6, bu, r1, g1, b1);
-    rr = lerp_q6<kHalves>(r0, r1, w), gg = lerp_q6<kHalves>(g0, g1, w), bb = lerp_q6<kHalves>(b0, b1, w);
+    rr = lerp_q6(r0, r1, w, halves), gg = lerp_q6(g0, g1, w, halves), bb = lerp_q6(b0, b1, w, halves);
   };
   i = PairVectorsQ6(line, weight, wv, n, r, g, bl);
 #endif
@@ -1174,7 +1168,7 @@ void Packed422PairsQ6(const uint8_t* HWY_RESTRICT a, const uint8_t* HWY_RESTRICT
   const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
   const bool y_high = (pos[0] & 1) != 0;  // Y is each half's high byte (UYVY, VYUY)
   const bool u_first = pos[1] < 2;        // U shares the first half with Y0 (YUYV, UYVY)
-  const auto line = [&](auto halves, int l, int64_t at, hn::Vec<D16> w, hn::Vec<D16>& rr, hn::Vec<D16>& gg,
+  const auto line = [&](bool halves, int l, int64_t at, hn::Vec<D16> w, hn::Vec<D16>& rr, hn::Vec<D16>& gg,
                         hn::Vec<D16>& bb) {
     const auto* m = reinterpret_cast<const uint16_t*>(pixels.row[l] + 4 * at);
     const auto lo = hn::LoadU(du, m);
@@ -1185,9 +1179,8 @@ void Packed422PairsQ6(const uint8_t* HWY_RESTRICT a, const uint8_t* HWY_RESTRICT
     const auto high_byte = [&](hn::Vec<decltype(du)> h) { return hn::BitCast(d, hn::ShiftRight<8>(h)); };
     const auto c0 = y_high ? low_byte(first) : high_byte(first);
     const auto c1 = y_high ? low_byte(second) : high_byte(second);
-    shared_chroma_pair_q6<decltype(halves)::value>(d, y_high ? high_byte(first) : low_byte(first),
-                                                   y_high ? high_byte(second) : low_byte(second), u_first ? c0 : c1,
-                                                   u_first ? c1 : c0, coeffs, w, rr, gg, bb);
+    shared_chroma_pair_q6(d, y_high ? high_byte(first) : low_byte(first), y_high ? high_byte(second) : low_byte(second),
+                          u_first ? c0 : c1, u_first ? c1 : c0, coeffs, w, halves, rr, gg, bb);
   };
   i = PairVectorsQ6(line, weight, wv, n, r, g, bl);
 #endif
