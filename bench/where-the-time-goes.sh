@@ -39,11 +39,16 @@ pixels=$((640 * 640)) content=$((640 * 360))  # every source is 16:9: 640x360 of
 # decode that also sums its line (an area's) or blends its pixels (a 2:1 downscale's
 # SemiPlanarPairs and Packed422Pairs, or YuvPairs from picked bytes) counts as decode, and so
 # does AVX2's one pass from the shuffle pairs to the destination (PairedPixels, PairedPlanes,
-# ShuffledYuvToPlanar: its picks are inside it).
+# PairedNormalised, ShuffledYuvToPlanar, ShuffledYuvNormalised, and the lane kernels
+# LaneNormalised, LaneYuv..., LaneHalves: its picks, and the prefetch of the next row's lines,
+# are inside it). PairedYuvTo is both: an instance whose symbol names ShuffledYuvBytesInRegisters
+# writes picked bytes out (picks), the others are inside those one-pass kernels.
 stage_of() {
   case $1 in
     "[k] "*) echo - ;;
-    *PairedPixels*|*PairedPlanes*|*ShuffledYuvToPlanar*|*ShuffledYuvTo8Bit*) echo "decode+store" ;;
+    *ShuffledYuvBytesInRegisters*) echo picks ;;  # PairedYuvTo<...> that writes the picked bytes out
+    *PairedPixels*|*PairedPlanes*|*PairedNormalised*|*PairedYuv*|*ShuffledYuvToPlanar*|*ShuffledYuvTo8Bit*) echo "decode+store" ;;
+    *ShuffledYuvNormalised*|*LaneNormalised*|*LaneYuv*|*LaneHalves*) echo "decode+store" ;;
     *WordPicked*|*ShuffledYuvBytes*|*read_row_yuv_bytes*|*read_row_planned*|*gather*) echo picks ;;
     *SplitChromaPairs*|*SplitPacked422*|*split_chroma_pairs*|*split_packed_422*) echo picks ;;
     *YuvTo8BitPixels*|*PlanarYuvToRgb*|*PlanarYuvToHalf*|*YuvToRgb*|*Q6To8Bit*|*q6_to_8bit*|*Interleave8Bit*|*interleave_8bit*)
