@@ -1016,24 +1016,32 @@ HWY_INLINE bool all_halves(const int16_t* HWY_RESTRICT weight, int16_t wv, int64
   return std::all_of(weight + i, weight + n, [](int16_t w) { return w == 16384; });
 }
 
-// One line's Q6 outputs from pixel pairs that share their chroma (2:1 along the row): pixels y0
-// and y1 decoded as yuv_to_rgb_q6 does, then blended by w as resample_pairs_q6 does.
-HWY_INLINE void shared_chroma_pair_q6(D16 d, hn::Vec<D16> y0, hn::Vec<D16> y1, hn::Vec<D16> u, hn::Vec<D16> v,
-                                      const FixedCoeffs& c, hn::Vec<D16> w, bool halves, hn::Vec<D16>& rr,
-                                      hn::Vec<D16>& gg, hn::Vec<D16>& bb) {
-  hn::Vec<D16> rv, gu, gv, u6, bu, r0, g0, b0, r1, g1, b1;
-  chroma_q6(d, u, v, c, rv, gu, gv, u6, bu);
+// One line's Q6 outputs from pixel pairs y0, y1 that share the chroma terms rv.. (chroma_q6):
+// both pixels decoded as yuv_to_rgb_q6 does, then blended by w as resample_pairs_q6 does.
+HWY_INLINE void decoded_pair_q6(D16 d, hn::Vec<D16> y0, hn::Vec<D16> y1, hn::Vec<D16> rv, hn::Vec<D16> gu,
+                                hn::Vec<D16> gv, hn::Vec<D16> u6, hn::Vec<D16> bu, const FixedCoeffs& c, hn::Vec<D16> w,
+                                bool halves, hn::Vec<D16>& rr, hn::Vec<D16>& gg, hn::Vec<D16>& bb) {
+  hn::Vec<D16> r0, g0, b0, r1, g1, b1;
   yuv_q6_apply(d, luma_q6(d, y0, c), rv, gu, gv, u6, bu, r0, g0, b0);
   yuv_q6_apply(d, luma_q6(d, y1, c), rv, gu, gv, u6, bu, r1, g1, b1);
   rr = lerp_q6(r0, r1, w, halves), gg = lerp_q6(g0, g1, w, halves), bb = lerp_q6(b0, b1, w, halves);
 }
 
-// The Q6 pairs kernels' vectors: line(halves, l, i, w, ...) gives line l's outputs i.., each
-// pair already blended by its weights w (as ResamplePairsQ6; `halves`, a constant in each
-// instance, says that every weight is 1/2); the lines are blended by wv (as BlendQ6). Returns
-// where the vectors stopped.
-template <bool kHalves, class Line>
-int64_t PairVectorsQ6(const Line& line, const int16_t* HWY_RESTRICT weight, int16_t wv, int64_t n,
+// The same from the pair's chroma bytes u, v (2:1 along the row).
+HWY_INLINE void shared_chroma_pair_q6(D16 d, hn::Vec<D16> y0, hn::Vec<D16> y1, hn::Vec<D16> u, hn::Vec<D16> v,
+                                      const FixedCoeffs& c, hn::Vec<D16> w, bool halves, hn::Vec<D16>& rr,
+                                      hn::Vec<D16>& gg, hn::Vec<D16>& bb) {
+  hn::Vec<D16> rv, gu, gv, u6, bu;
+  chroma_q6(d, u, v, c, rv, gu, gv, u6, bu);
+  decoded_pair_q6(d, y0, y1, rv, gu, gv, u6, bu, c, w, halves, rr, gg, bb);
+}
+
+// The Q6 pairs kernels' vectors: lines(halves, i, w, ra, ga, ba, rb, gb, bb) gives lines a's
+// and b's outputs i.., each pair already blended by its weights w (as ResamplePairsQ6;
+// `halves`, a constant in each instance, says that every weight is 1/2); the lines are blended
+// by wv (as BlendQ6). Returns where the vectors stopped.
+template <bool kHalves, class Lines>
+int64_t PairVectorsQ6(const Lines& lines, const int16_t* HWY_RESTRICT weight, int16_t wv, int64_t n,
                       int16_t* HWY_RESTRICT r, int16_t* HWY_RESTRICT g, int16_t* HWY_RESTRICT b) {
   const D16 d;
   const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
@@ -1044,51 +1052,28 @@ int64_t PairVectorsQ6(const Line& line, const int16_t* HWY_RESTRICT weight, int1
     // compiling such a load for SVE.
     const auto w = kHalves ? vw : hn::LoadU(d, weight + i);
     hn::Vec<D16> ra, ga, ba, rb, gb, bb;
-    line(kHalves, 0, i, w, ra, ga, ba);
-    line(kHalves, 1, i, w, rb, gb, bb);
+    lines(kHalves, i, w, ra, ga, ba, rb, gb, bb);
     hn::StoreU(lerp_q6(ra, rb, vw, kHalves), d, r + i);
     hn::StoreU(lerp_q6(ga, gb, vw, kHalves), d, g + i);
     hn::StoreU(lerp_q6(ba, bb, vw, kHalves), d, b + i);
   }
   return i;
 }
-template <class Line>
-int64_t PairVectorsQ6(const Line& line, const int16_t* HWY_RESTRICT weight, int16_t wv, int64_t n,
+template <class Lines>
+int64_t PairVectorsQ6(const Lines& lines, const int16_t* HWY_RESTRICT weight, int16_t wv, int64_t n,
                       int16_t* HWY_RESTRICT r, int16_t* HWY_RESTRICT g, int16_t* HWY_RESTRICT b) {
-  return all_halves(weight, wv, n) ? PairVectorsQ6<true>(line, weight, wv, n, r, g, b)
-                                   : PairVectorsQ6<false>(line, weight, wv, n, r, g, b);
+  return all_halves(weight, wv, n) ? PairVectorsQ6<true>(lines, weight, wv, n, r, g, b)
+                                   : PairVectorsQ6<false>(lines, weight, wv, n, r, g, b);
 }
 
-// A 2:1 downscale's 2x2 boxes of a 4:2:0 source, whose two lines share one chroma line: the
-// chroma terms worked out once for the four pixels (PairVectorsQ6 with a shared_chroma_pair_q6
-// line works them out once a line).
-template <bool kHalves>
-int64_t SharedChromaBoxesQ6(const uint8_t* HWY_RESTRICT ya, const uint8_t* HWY_RESTRICT yb,
-                            const uint8_t* HWY_RESTRICT uv, bool vu, const int16_t* HWY_RESTRICT weight, int16_t wv,
-                            int64_t n, const FixedCoeffs& c, int16_t* HWY_RESTRICT r, int16_t* HWY_RESTRICT g,
-                            int16_t* HWY_RESTRICT b) {
-  const D16 d;
-  const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
-  const auto vw = hn::Set(d, wv);
-  int64_t i = 0;
-  for (; i + lanes <= n; i += lanes) {
-    const auto w = kHalves ? vw : hn::LoadU(d, weight + i);  // as in PairVectorsQ6
-    hn::Vec<D16> y0a, y1a, y0b, y1b, first, second, rv, gu, gv, u6, bu;
-    byte_pairs_q6(d, ya + 2 * i, y0a, y1a);
-    byte_pairs_q6(d, yb + 2 * i, y0b, y1b);
-    byte_pairs_q6(d, uv + 2 * i, first, second);
-    chroma_q6(d, vu ? second : first, vu ? first : second, c, rv, gu, gv, u6, bu);
-    hn::Vec<D16> r0, g0, b0, r1, g1, b1, ra, ga, ba;
-    yuv_q6_apply(d, luma_q6(d, y0a, c), rv, gu, gv, u6, bu, r0, g0, b0);
-    yuv_q6_apply(d, luma_q6(d, y1a, c), rv, gu, gv, u6, bu, r1, g1, b1);
-    ra = lerp_q6(r0, r1, w, kHalves), ga = lerp_q6(g0, g1, w, kHalves), ba = lerp_q6(b0, b1, w, kHalves);
-    yuv_q6_apply(d, luma_q6(d, y0b, c), rv, gu, gv, u6, bu, r0, g0, b0);
-    yuv_q6_apply(d, luma_q6(d, y1b, c), rv, gu, gv, u6, bu, r1, g1, b1);
-    hn::StoreU(lerp_q6(ra, lerp_q6(r0, r1, w, kHalves), vw, kHalves), d, r + i);
-    hn::StoreU(lerp_q6(ga, lerp_q6(g0, g1, w, kHalves), vw, kHalves), d, g + i);
-    hn::StoreU(lerp_q6(ba, lerp_q6(b0, b1, w, kHalves), vw, kHalves), d, b + i);
-  }
-  return i;
+// PairVectorsQ6's lines from one line at a time: line(halves, l, i, w, rr, gg, bb) gives line l's.
+template <class Line>
+auto EachLine(const Line& line) {
+  return [&line](bool halves, int64_t at, hn::Vec<D16> w, hn::Vec<D16>& ra, hn::Vec<D16>& ga, hn::Vec<D16>& ba,
+                 hn::Vec<D16>& rb, hn::Vec<D16>& gb, hn::Vec<D16>& bb) {
+    line(halves, 0, at, w, ra, ga, ba);
+    line(halves, 1, at, w, rb, gb, bb);
+  };
 }
 #endif
 
@@ -1114,13 +1099,19 @@ void SemiPlanarPairsQ6(const uint8_t* HWY_RESTRICT ya, const uint8_t* HWY_RESTRI
     byte_pairs_q6(d, pixels.uv[l] + 2 * at, first, second);
     shared_chroma_pair_q6(d, y0, y1, vu ? second : first, vu ? first : second, coeffs, w, halves, rr, gg, bb);
   };
-  if (uva != uvb) {
-    i = PairVectorsQ6(line, weight, wv, n, r, g, b);
-  } else if (all_halves(weight, wv, n)) {
-    i = SharedChromaBoxesQ6<true>(ya, yb, uva, vu, weight, wv, n, coeffs, r, g, b);
-  } else {
-    i = SharedChromaBoxesQ6<false>(ya, yb, uva, vu, weight, wv, n, coeffs, r, g, b);
-  }
+  // Both lines on one chroma line, as a 4:2:0 source's 2:1 has them: the chroma terms once for
+  // the four pixels of each output.
+  const auto box = [&](bool halves, int64_t at, hn::Vec<D16> w, hn::Vec<D16>& ra, hn::Vec<D16>& ga, hn::Vec<D16>& ba,
+                       hn::Vec<D16>& rb, hn::Vec<D16>& gb, hn::Vec<D16>& bb) {
+    hn::Vec<D16> y0a, y1a, y0b, y1b, first, second, rv, gu, gv, u6, bu;
+    byte_pairs_q6(d, ya + 2 * at, y0a, y1a);
+    byte_pairs_q6(d, yb + 2 * at, y0b, y1b);
+    byte_pairs_q6(d, uva + 2 * at, first, second);
+    chroma_q6(d, vu ? second : first, vu ? first : second, coeffs, rv, gu, gv, u6, bu);
+    decoded_pair_q6(d, y0a, y1a, rv, gu, gv, u6, bu, coeffs, w, halves, ra, ga, ba);
+    decoded_pair_q6(d, y0b, y1b, rv, gu, gv, u6, bu, coeffs, w, halves, rb, gb, bb);
+  };
+  i = uva == uvb ? PairVectorsQ6(box, weight, wv, n, r, g, b) : PairVectorsQ6(EachLine(line), weight, wv, n, r, g, b);
 #endif
   PairsQ6Tail(pixels, i, n, weight, wv, coeffs, r, g, b);
 }
@@ -1147,7 +1138,7 @@ void YuvPairsQ6(const uint8_t* const* HWY_RESTRICT a, const uint8_t* const* HWY_
     yuv_q6_apply(d, luma_q6(d, y1, coeffs), rv, gu, gv, u6, bu, r1, g1, b1);
     rr = lerp_q6(r0, r1, w, halves), gg = lerp_q6(g0, g1, w, halves), bb = lerp_q6(b0, b1, w, halves);
   };
-  i = PairVectorsQ6(line, weight, wv, n, r, g, bl);
+  i = PairVectorsQ6(EachLine(line), weight, wv, n, r, g, bl);
 #endif
   PairsQ6Tail(pixels, i, n, weight, wv, coeffs, r, g, bl);
 }
@@ -1182,7 +1173,7 @@ void Packed422PairsQ6(const uint8_t* HWY_RESTRICT a, const uint8_t* HWY_RESTRICT
     shared_chroma_pair_q6(d, y_high ? high_byte(first) : low_byte(first), y_high ? high_byte(second) : low_byte(second),
                           u_first ? c0 : c1, u_first ? c1 : c0, coeffs, w, halves, rr, gg, bb);
   };
-  i = PairVectorsQ6(line, weight, wv, n, r, g, bl);
+  i = PairVectorsQ6(EachLine(line), weight, wv, n, r, g, bl);
 #endif
   PairsQ6Tail(pixels, i, n, weight, wv, coeffs, r, g, bl);
 }
