@@ -7,6 +7,7 @@
 #include <array>
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <memhal/image_processor.hpp>
 #include <memhal/memory.hpp>
@@ -1116,6 +1117,82 @@ TEST(ImageProcessor, PackedPairsInOnePassAreThePickedPairsOfTheSplitBytesOnEvery
             for (std::size_t k = 0; k < fused_f.size(); ++k) {
               ASSERT_NEAR(fused_f[k], picked_f[k], 1e-3) << hwy::TargetName(target) << ": " << name << ", " << n
                                                          << " outputs (float), value " << k << ", line weight " << wf;
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+// The Q6 pairs kernels decode in their own arithmetic (each channel's complement, clamped by
+// saturation): every Y, U and V code, both matrices, both ranges, through each kernel and each of
+// its paths gives what yuv_to_rgb_q6 gives. A pixel repeated four times (all weights 1/2: the
+// halving path, the semi-planar kernel's shared-chroma box) or weighed alone (weights 0: the
+// weighted path, one chroma line a line) is its decode; on the machine's best instruction set
+// every code, on the others every U and V with the Y codes where the clamps turn.
+TEST(ImageProcessor, PairsKernelsDecodeEveryYuvCodeAsTheIntegerPathOnEveryInstructionSet) {
+  ForcedTargets targets;
+  if (targets.all.empty()) GTEST_SKIP() << kNoTarget;
+  constexpr int64_t n = 256 * 256;  // one output for each U and V
+  std::vector<uint8_t> u(n), v(n), uv(2 * n), packed(4 * n), y2(2 * n), u2(2 * n), v2(2 * n);
+  for (int64_t i = 0; i < n; ++i) u[i] = static_cast<uint8_t>(i >> 8), v[i] = static_cast<uint8_t>(i & 0xFF);
+  const std::vector<int16_t> halves(n, 16384), zeros(n, 0);
+  const std::array<int, 4> yuyv = {0, 1, 2, 3};
+  std::vector<int16_t> expected(3 * n), got(3 * n);
+  for (int64_t target : targets.all) {
+    hwy::SetSupportedTargetsForTest(target);
+    std::vector<int> ys = {0, 1, 15, 16, 17, 64, 127, 128, 200, 234, 235, 236, 254, 255};
+    if (target == targets.all.front()) {
+      ys.resize(256);
+      for (int y = 0; y < 256; ++y) ys[y] = y;
+    }
+    for (ColorMatrix matrix : {ColorMatrix::Bt601, ColorMatrix::Bt709}) {
+      for (ColorRange range : {ColorRange::Limited, ColorRange::Full}) {
+        const auto coeffs = detail::kernels::fixed_coeffs(detail::color_coeffs(matrix, range));
+        for (int y : ys) {
+          const std::vector<uint8_t> luma(n, static_cast<uint8_t>(y));
+          for (int64_t i = 0; i < n; ++i) {
+            uv[2 * i] = u[i], uv[2 * i + 1] = v[i];
+            packed[4 * i] = packed[4 * i + 2] = static_cast<uint8_t>(y), packed[4 * i + 1] = u[i],
+                       packed[4 * i + 3] = v[i];
+            y2[2 * i] = y2[2 * i + 1] = static_cast<uint8_t>(y), u2[2 * i] = u2[2 * i + 1] = u[i],
+                   v2[2 * i] = v2[2 * i + 1] = v[i];
+          }
+          const std::vector<uint8_t> uv_other = uv;  // another chroma line: the per-line path
+          detail::kernels::yuv_to_rgb_q6(luma.data(), u.data(), v.data(), n, coeffs, expected.data(),
+                                         expected.data() + n, expected.data() + 2 * n);
+          const uint8_t* const picked[3] = {y2.data(), u2.data(), v2.data()};
+          const std::pair<const char*, std::function<void(const std::vector<int16_t>&)>> kernels[] = {
+              {"semi-planar, one chroma line",
+               [&](const std::vector<int16_t>& w) {
+                 detail::kernels::semi_planar_pairs_q6(y2.data(), uv.data(), y2.data(), uv.data(), false, w.data(),
+                                                       w[0], n, coeffs, got.data(), got.data() + n, got.data() + 2 * n);
+               }},
+              {"semi-planar, two chroma lines",
+               [&](const std::vector<int16_t>& w) {
+                 detail::kernels::semi_planar_pairs_q6(y2.data(), uv.data(), y2.data(), uv_other.data(), false,
+                                                       w.data(), w[0], n, coeffs, got.data(), got.data() + n,
+                                                       got.data() + 2 * n);
+               }},
+              {"packed",
+               [&](const std::vector<int16_t>& w) {
+                 detail::kernels::packed_422_pairs_q6(packed.data(), packed.data(), yuyv.data(), w.data(), w[0], n,
+                                                      coeffs, got.data(), got.data() + n, got.data() + 2 * n);
+               }},
+              {"picked",
+               [&](const std::vector<int16_t>& w) {
+                 detail::kernels::yuv_pairs_q6(picked, picked, w.data(), w[0], n, coeffs, got.data(), got.data() + n,
+                                               got.data() + 2 * n);
+               }},
+          };
+          for (const auto& [name, kernel] : kernels) {
+            for (const auto* w : {&halves, &zeros}) {
+              std::fill(got.begin(), got.end(), int16_t{-7});
+              kernel(*w);
+              ASSERT_EQ(got, expected) << hwy::TargetName(target) << ": " << name << ", Y " << y << ", matrix "
+                                       << int(matrix) << ", range " << int(range) << ", weights "
+                                       << (w == &halves ? "1/2" : "0");
             }
           }
         }

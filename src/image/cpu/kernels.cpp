@@ -982,27 +982,79 @@ void PairsQ6Tail(const Pixels& pixels, int64_t i, int64_t n, const int16_t* HWY_
 }
 
 #if HWY_TARGET != HWY_SCALAR  // one 16-bit lane has no byte pairs
+// The pairs kernels decode four source pixels for each output, so most of their work is the
+// clamp: yuv_q6_apply's add, Max and Min for each channel (two adds for G and B). They hold
+// each channel as its complement instead, 255 * 64 - clamp_q6(v) in unsigned 16-bit lanes,
+// which is Min(SaturatedSub(l, q), 255 * 64): l from the luma alone (the pixel's), q from the
+// chroma alone (shared by the pixels of a pair or a box), the lower clamp the saturation's.
+// Two operations a channel, not three or four; and the blend of two halves is one rounding
+// average (ceil((ca + cb) / 2) is the complement of floor((a + b) / 2)), any other blend
+// as dear as lerp_q6 was. Exact to yuv_q6_scalar: the values fit the lanes, as below.
+constexpr int kTopQ6 = 255 * 64;
+// l = kLumaBase - MulHigh(y * 257, y_mul), q = kLumaBase - 255 * 64 - y_sub + the channel's
+// term, so l - q = 255 * 64 - (luma + term). MulHigh is at most 19002 (limited range), y_sub
+// 1192 and a term within +-17304 (B of BT.709 limited range: 2.112 * 128 * 64), so l stays
+// within 21958..40960 and q within 6144..41944 (every code is tested).
+constexpr int kLumaBase = 40960;
+using DU16 = hn::RebindToUnsigned<D16>;
+using VU16 = hn::Vec<DU16>;
+
+// Y bytes 2i and 2i + 1 of `p`, each times 257 (the byte in both halves of a 16-bit lane), for
+// the vector's outputs i: one byte shuffle each, not a mask or shift, a shift and an Or.
+HWY_INLINE void luma_pairs_257(const uint8_t* HWY_RESTRICT p, VU16& even, VU16& odd) {
+  const DU16 du;
+  const hn::Repartition<uint8_t, DU16> d8;
+  alignas(16) static constexpr uint8_t kEven[16] = {0, 0, 2, 2, 4, 4, 6, 6, 8, 8, 10, 10, 12, 12, 14, 14};
+  alignas(16) static constexpr uint8_t kOdd[16] = {1, 1, 3, 3, 5, 5, 7, 7, 9, 9, 11, 11, 13, 13, 15, 15};
+  const auto bytes = hn::LoadU(d8, p);
+  even = hn::BitCast(du, hn::TableLookupBytes(bytes, hn::LoadDup128(d8, kEven)));
+  odd = hn::BitCast(du, hn::TableLookupBytes(bytes, hn::LoadDup128(d8, kOdd)));
+}
+
 // Bytes 2i and 2i + 1 of `p`, for the vector's outputs i, in 16-bit lanes.
-HWY_INLINE void byte_pairs_q6(D16 d, const uint8_t* HWY_RESTRICT p, hn::Vec<D16>& even, hn::Vec<D16>& odd) {
-  const hn::RebindToUnsigned<D16> du;
+HWY_INLINE void byte_pairs_q6(const uint8_t* HWY_RESTRICT p, hn::Vec<D16>& even, hn::Vec<D16>& odd) {
+  const D16 d;
+  const DU16 du;
   const auto w = hn::LoadU(du, reinterpret_cast<const uint16_t*>(p));
   even = hn::BitCast(d, hn::And(w, hn::Set(du, 0xFF)));
   odd = hn::BitCast(d, hn::ShiftRight<8>(w));
 }
 
-// a + (b - a) * w in Q15, as BlendQ6 and ResamplePairsQ6 do it. Where every weight is 1/2
-// (`halves`: a bilinear downscale by an even factor, 2:1 or 4K's 6:1, weighs its taps and its
-// two lines so), that is a + floor(2 (b - a) / 4) = floor((a + b) / 2): two operations, not
-// four, for the clamped Q6 values (0..255 * 64), whose sums fit 16 bits. In the pairs kernels
-// at 2:1 a sixth fewer operations in all; 12-17 % less time (one 640-output row in L1).
-HWY_INLINE hn::Vec<D16> lerp_q6(hn::Vec<D16> a, hn::Vec<D16> b, hn::Vec<D16> w) {
-  return hn::Add(a, hn::MulHigh(hn::ShiftLeft<1>(hn::Sub(b, a)), w));
-}
-HWY_INLINE hn::Vec<D16> lerp_q6(hn::Vec<D16> a, hn::Vec<D16> b, hn::Vec<D16> w, bool halves) {
-  return halves ? hn::ShiftRight<1>(hn::Add(a, b)) : lerp_q6(a, b, w);
+// The complements' l of lumas times 257.
+HWY_INLINE VU16 luma_c(VU16 y257, const FixedCoeffs& c) {
+  const DU16 du;
+  return hn::Sub(hn::Set(du, kLumaBase), hn::MulHigh(y257, hn::Set(du, c.y_mul)));
 }
 
-// Whether every pair weight and the line weight are 1/2 (lerp_q6 with `halves` then gives what
+// The complements' q of U and V bytes in 16-bit lanes, for R, G and B.
+HWY_INLINE void chroma_c(hn::Vec<D16> u16, hn::Vec<D16> v16, const FixedCoeffs& c, VU16& qr, VU16& qg, VU16& qb) {
+  const D16 d;
+  const DU16 du;
+  hn::Vec<D16> rv, gu, gv, u6, bu;
+  chroma_q6(d, u16, v16, c, rv, gu, gv, u6, bu);
+  const auto base = hn::Set(d, static_cast<int16_t>(kLumaBase - kTopQ6 - c.y_sub));
+  qr = hn::BitCast(du, hn::Add(base, rv));
+  qg = hn::BitCast(du, hn::Sub(hn::Sub(base, gu), gv));
+  qb = hn::BitCast(du, hn::Add(hn::Add(base, u6), bu));
+}
+
+HWY_INLINE VU16 channel_c(VU16 l, VU16 q) {
+  return hn::Min(hn::SaturatedSub(l, q), hn::Set(DU16(), kTopQ6));
+}
+
+// a + (b - a) * w in Q15 (as BlendQ6 and ResamplePairsQ6 do it) of complements: their b - a is
+// ca - cb, so the complement of the blend is ca - MulHigh(2 (ca - cb), w). Where every weight
+// is 1/2 (`halves`: a bilinear downscale by an even factor, 2:1 or 4K's 6:1, weighs its taps
+// and its two lines so), the blend is a + floor(2 (b - a) / 4) = floor((a + b) / 2), whose
+// complement is the rounding average of ca and cb.
+HWY_INLINE VU16 lerp_c(VU16 ca, VU16 cb, hn::Vec<D16> w, bool halves) {
+  const D16 d;
+  if (halves) return hn::AverageRound(ca, cb);
+  const auto a = hn::BitCast(d, ca);
+  return hn::BitCast(DU16(), hn::Sub(a, hn::MulHigh(hn::ShiftLeft<1>(hn::Sub(a, hn::BitCast(d, cb))), w)));
+}
+
+// Whether every pair weight and the line weight are 1/2 (lerp_c with `halves` then gives what
 // it gives by the weights).
 HWY_INLINE bool all_halves(const int16_t* HWY_RESTRICT weight, int16_t wv, int64_t n) {
   if (wv != 16384) return false;
@@ -1016,46 +1068,40 @@ HWY_INLINE bool all_halves(const int16_t* HWY_RESTRICT weight, int16_t wv, int64
   return std::all_of(weight + i, weight + n, [](int16_t w) { return w == 16384; });
 }
 
-// One line's Q6 outputs from pixel pairs y0, y1 that share the chroma terms rv.. (chroma_q6):
-// both pixels decoded as yuv_to_rgb_q6 does, then blended by w as resample_pairs_q6 does.
-HWY_INLINE void decoded_pair_q6(D16 d, hn::Vec<D16> y0, hn::Vec<D16> y1, hn::Vec<D16> rv, hn::Vec<D16> gu,
-                                hn::Vec<D16> gv, hn::Vec<D16> u6, hn::Vec<D16> bu, const FixedCoeffs& c, hn::Vec<D16> w,
-                                bool halves, hn::Vec<D16>& rr, hn::Vec<D16>& gg, hn::Vec<D16>& bb) {
-  hn::Vec<D16> r0, g0, b0, r1, g1, b1;
-  yuv_q6_apply(d, luma_q6(d, y0, c), rv, gu, gv, u6, bu, r0, g0, b0);
-  yuv_q6_apply(d, luma_q6(d, y1, c), rv, gu, gv, u6, bu, r1, g1, b1);
-  rr = lerp_q6(r0, r1, w, halves), gg = lerp_q6(g0, g1, w, halves), bb = lerp_q6(b0, b1, w, halves);
-}
-
-// The same from the pair's chroma bytes u, v (2:1 along the row).
-HWY_INLINE void shared_chroma_pair_q6(D16 d, hn::Vec<D16> y0, hn::Vec<D16> y1, hn::Vec<D16> u, hn::Vec<D16> v,
-                                      const FixedCoeffs& c, hn::Vec<D16> w, bool halves, hn::Vec<D16>& rr,
-                                      hn::Vec<D16>& gg, hn::Vec<D16>& bb) {
-  hn::Vec<D16> rv, gu, gv, u6, bu;
-  chroma_q6(d, u, v, c, rv, gu, gv, u6, bu);
-  decoded_pair_q6(d, y0, y1, rv, gu, gv, u6, bu, c, w, halves, rr, gg, bb);
+// One line's complements from pixel pairs (lumas times 257 y0, y1) that share the chroma's q
+// (chroma_c): both pixels decoded, then blended by w.
+HWY_INLINE void decoded_pair_c(VU16 y0, VU16 y1, VU16 qr, VU16 qg, VU16 qb, const FixedCoeffs& c, hn::Vec<D16> w,
+                               bool halves, VU16& cr, VU16& cg, VU16& cb) {
+  const auto l0 = luma_c(y0, c), l1 = luma_c(y1, c);
+  cr = lerp_c(channel_c(l0, qr), channel_c(l1, qr), w, halves);
+  cg = lerp_c(channel_c(l0, qg), channel_c(l1, qg), w, halves);
+  cb = lerp_c(channel_c(l0, qb), channel_c(l1, qb), w, halves);
 }
 
 // The Q6 pairs kernels' vectors: lines(halves, i, w, ra, ga, ba, rb, gb, bb) gives lines a's
-// and b's outputs i.., each pair already blended by its weights w (as ResamplePairsQ6;
-// `halves`, a constant in each instance, says that every weight is 1/2); the lines are blended
-// by wv (as BlendQ6). Returns where the vectors stopped.
+// and b's complements for outputs i.., each pair already blended by its weights w (as
+// ResamplePairsQ6; `halves`, a constant in each instance, says that every weight is 1/2); the
+// lines are blended by wv (as BlendQ6) and stored as Q6 values. Returns where the vectors stopped.
 template <bool kHalves, class Lines>
 int64_t PairVectorsQ6(const Lines& lines, const int16_t* HWY_RESTRICT weight, int16_t wv, int64_t n,
                       int16_t* HWY_RESTRICT r, int16_t* HWY_RESTRICT g, int16_t* HWY_RESTRICT b) {
   const D16 d;
   const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
   const auto vw = hn::Set(d, wv);
+  const auto top = hn::Set(d, kTopQ6);
+  const auto store = [&](VU16 ca, VU16 cb, int16_t* HWY_RESTRICT to) {
+    hn::StoreU(hn::Sub(top, hn::BitCast(d, lerp_c(ca, cb, vw, kHalves))), d, to);
+  };
   int64_t i = 0;
   for (; i + lanes <= n; i += lanes) {
     // No weights loaded that the halves leave unused: GCC 12 crashes (an internal compiler error)
     // compiling such a load for SVE.
     const auto w = kHalves ? vw : hn::LoadU(d, weight + i);
-    hn::Vec<D16> ra, ga, ba, rb, gb, bb;
+    VU16 ra, ga, ba, rb, gb, bb;
     lines(kHalves, i, w, ra, ga, ba, rb, gb, bb);
-    hn::StoreU(lerp_q6(ra, rb, vw, kHalves), d, r + i);
-    hn::StoreU(lerp_q6(ga, gb, vw, kHalves), d, g + i);
-    hn::StoreU(lerp_q6(ba, bb, vw, kHalves), d, b + i);
+    store(ra, rb, r + i);
+    store(ga, gb, g + i);
+    store(ba, bb, b + i);
   }
   return i;
 }
@@ -1069,8 +1115,7 @@ int64_t PairVectorsQ6(const Lines& lines, const int16_t* HWY_RESTRICT weight, in
 // PairVectorsQ6's lines from one line at a time: line(halves, l, i, w, rr, gg, bb) gives line l's.
 template <class Line>
 auto EachLine(const Line& line) {
-  return [&line](bool halves, int64_t at, hn::Vec<D16> w, hn::Vec<D16>& ra, hn::Vec<D16>& ga, hn::Vec<D16>& ba,
-                 hn::Vec<D16>& rb, hn::Vec<D16>& gb, hn::Vec<D16>& bb) {
+  return [&line](bool halves, int64_t at, hn::Vec<D16> w, VU16& ra, VU16& ga, VU16& ba, VU16& rb, VU16& gb, VU16& bb) {
     line(halves, 0, at, w, ra, ga, ba);
     line(halves, 1, at, w, rb, gb, bb);
   };
@@ -1091,25 +1136,27 @@ void SemiPlanarPairsQ6(const uint8_t* HWY_RESTRICT ya, const uint8_t* HWY_RESTRI
   const SemiPlanarPixels pixels{{ya, yb}, {uva, uvb}, vu};
   int64_t i = 0;
 #if HWY_TARGET != HWY_SCALAR
-  const D16 d;
-  const auto line = [&](bool halves, int l, int64_t at, hn::Vec<D16> w, hn::Vec<D16>& rr, hn::Vec<D16>& gg,
-                        hn::Vec<D16>& bb) {
-    hn::Vec<D16> y0, y1, first, second;
-    byte_pairs_q6(d, pixels.y[l] + 2 * at, y0, y1);
-    byte_pairs_q6(d, pixels.uv[l] + 2 * at, first, second);
-    shared_chroma_pair_q6(d, y0, y1, vu ? second : first, vu ? first : second, coeffs, w, halves, rr, gg, bb);
+  const auto chroma = [&](const uint8_t* HWY_RESTRICT uv, VU16& qr, VU16& qg, VU16& qb) {
+    hn::Vec<D16> first, second;
+    byte_pairs_q6(uv, first, second);
+    chroma_c(vu ? second : first, vu ? first : second, coeffs, qr, qg, qb);
+  };
+  const auto line = [&](bool halves, int l, int64_t at, hn::Vec<D16> w, VU16& cr, VU16& cg, VU16& cb) {
+    VU16 y0, y1, qr, qg, qb;
+    luma_pairs_257(pixels.y[l] + 2 * at, y0, y1);
+    chroma(pixels.uv[l] + 2 * at, qr, qg, qb);
+    decoded_pair_c(y0, y1, qr, qg, qb, coeffs, w, halves, cr, cg, cb);
   };
   // Both lines on one chroma line, as a 4:2:0 source's 2:1 has them: the chroma terms once for
   // the four pixels of each output.
-  const auto box = [&](bool halves, int64_t at, hn::Vec<D16> w, hn::Vec<D16>& ra, hn::Vec<D16>& ga, hn::Vec<D16>& ba,
-                       hn::Vec<D16>& rb, hn::Vec<D16>& gb, hn::Vec<D16>& bb) {
-    hn::Vec<D16> y0a, y1a, y0b, y1b, first, second, rv, gu, gv, u6, bu;
-    byte_pairs_q6(d, ya + 2 * at, y0a, y1a);
-    byte_pairs_q6(d, yb + 2 * at, y0b, y1b);
-    byte_pairs_q6(d, uva + 2 * at, first, second);
-    chroma_q6(d, vu ? second : first, vu ? first : second, coeffs, rv, gu, gv, u6, bu);
-    decoded_pair_q6(d, y0a, y1a, rv, gu, gv, u6, bu, coeffs, w, halves, ra, ga, ba);
-    decoded_pair_q6(d, y0b, y1b, rv, gu, gv, u6, bu, coeffs, w, halves, rb, gb, bb);
+  const auto box = [&](bool halves, int64_t at, hn::Vec<D16> w, VU16& ra, VU16& ga, VU16& ba, VU16& rb, VU16& gb,
+                       VU16& bb) {
+    VU16 y0a, y1a, y0b, y1b, qr, qg, qb;
+    luma_pairs_257(ya + 2 * at, y0a, y1a);
+    luma_pairs_257(yb + 2 * at, y0b, y1b);
+    chroma(uva + 2 * at, qr, qg, qb);
+    decoded_pair_c(y0a, y1a, qr, qg, qb, coeffs, w, halves, ra, ga, ba);
+    decoded_pair_c(y0b, y1b, qr, qg, qb, coeffs, w, halves, rb, gb, bb);
   };
   i = uva == uvb ? PairVectorsQ6(box, weight, wv, n, r, g, b) : PairVectorsQ6(EachLine(line), weight, wv, n, r, g, b);
 #endif
@@ -1125,18 +1172,18 @@ void YuvPairsQ6(const uint8_t* const* HWY_RESTRICT a, const uint8_t* const* HWY_
   const PickedPixels pixels{{a, b}};
   int64_t i = 0;
 #if HWY_TARGET != HWY_SCALAR
-  const D16 d;
-  const auto line = [&](bool halves, int l, int64_t at, hn::Vec<D16> w, hn::Vec<D16>& rr, hn::Vec<D16>& gg,
-                        hn::Vec<D16>& bb) {
-    hn::Vec<D16> y0, y1, u0, u1, v0, v1, rv, gu, gv, u6, bu, r0, g0, b0, r1, g1, b1;
-    byte_pairs_q6(d, pixels.yuv[l][0] + 2 * at, y0, y1);
-    byte_pairs_q6(d, pixels.yuv[l][1] + 2 * at, u0, u1);
-    byte_pairs_q6(d, pixels.yuv[l][2] + 2 * at, v0, v1);
-    chroma_q6(d, u0, v0, coeffs, rv, gu, gv, u6, bu);
-    yuv_q6_apply(d, luma_q6(d, y0, coeffs), rv, gu, gv, u6, bu, r0, g0, b0);
-    chroma_q6(d, u1, v1, coeffs, rv, gu, gv, u6, bu);
-    yuv_q6_apply(d, luma_q6(d, y1, coeffs), rv, gu, gv, u6, bu, r1, g1, b1);
-    rr = lerp_q6(r0, r1, w, halves), gg = lerp_q6(g0, g1, w, halves), bb = lerp_q6(b0, b1, w, halves);
+  const auto line = [&](bool halves, int l, int64_t at, hn::Vec<D16> w, VU16& cr, VU16& cg, VU16& cb) {
+    VU16 y0, y1, qr0, qg0, qb0, qr1, qg1, qb1;
+    hn::Vec<D16> u0, u1, v0, v1;
+    luma_pairs_257(pixels.yuv[l][0] + 2 * at, y0, y1);
+    byte_pairs_q6(pixels.yuv[l][1] + 2 * at, u0, u1);
+    byte_pairs_q6(pixels.yuv[l][2] + 2 * at, v0, v1);
+    chroma_c(u0, v0, coeffs, qr0, qg0, qb0);
+    chroma_c(u1, v1, coeffs, qr1, qg1, qb1);
+    const auto l0 = luma_c(y0, coeffs), l1 = luma_c(y1, coeffs);
+    cr = lerp_c(channel_c(l0, qr0), channel_c(l1, qr1), w, halves);
+    cg = lerp_c(channel_c(l0, qg0), channel_c(l1, qg1), w, halves);
+    cb = lerp_c(channel_c(l0, qb0), channel_c(l1, qb1), w, halves);
   };
   i = PairVectorsQ6(EachLine(line), weight, wv, n, r, g, bl);
 #endif
@@ -1155,23 +1202,29 @@ void Packed422PairsQ6(const uint8_t* HWY_RESTRICT a, const uint8_t* HWY_RESTRICT
   int64_t i = 0;
 #if HWY_TARGET != HWY_SCALAR
   const D16 d;
-  const hn::RebindToUnsigned<D16> du;
+  const DU16 du;
+  const hn::Repartition<uint8_t, DU16> d8;
   const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
   const bool y_high = (pos[0] & 1) != 0;  // Y is each half's high byte (UYVY, VYUY)
   const bool u_first = pos[1] < 2;        // U shares the first half with Y0 (YUYV, UYVY)
-  const auto line = [&](bool halves, int l, int64_t at, hn::Vec<D16> w, hn::Vec<D16>& rr, hn::Vec<D16>& gg,
-                        hn::Vec<D16>& bb) {
+  // Y times 257 from a half by one byte shuffle, as luma_pairs_257.
+  alignas(16) static constexpr uint8_t kLow[16] = {0, 0, 2, 2, 4, 4, 6, 6, 8, 8, 10, 10, 12, 12, 14, 14};
+  alignas(16) static constexpr uint8_t kHigh[16] = {1, 1, 3, 3, 5, 5, 7, 7, 9, 9, 11, 11, 13, 13, 15, 15};
+  const auto y_bytes = hn::LoadDup128(d8, y_high ? kHigh : kLow);
+  const auto line = [&](bool halves, int l, int64_t at, hn::Vec<D16> w, VU16& cr, VU16& cg, VU16& cb) {
     const auto* m = reinterpret_cast<const uint16_t*>(pixels.row[l] + 4 * at);
     const auto lo = hn::LoadU(du, m);
     const auto hi = hn::LoadU(du, m + lanes);
     const auto first = hn::ConcatEven(du, hi, lo);
     const auto second = hn::ConcatOdd(du, hi, lo);
-    const auto low_byte = [&](hn::Vec<decltype(du)> h) { return hn::BitCast(d, hn::And(h, hn::Set(du, 0xFF))); };
-    const auto high_byte = [&](hn::Vec<decltype(du)> h) { return hn::BitCast(d, hn::ShiftRight<8>(h)); };
-    const auto c0 = y_high ? low_byte(first) : high_byte(first);
-    const auto c1 = y_high ? low_byte(second) : high_byte(second);
-    shared_chroma_pair_q6(d, y_high ? high_byte(first) : low_byte(first), y_high ? high_byte(second) : low_byte(second),
-                          u_first ? c0 : c1, u_first ? c1 : c0, coeffs, w, halves, rr, gg, bb);
+    const auto y257 = [&](VU16 h) { return hn::BitCast(du, hn::TableLookupBytes(hn::BitCast(d8, h), y_bytes)); };
+    const auto chroma_byte = [&](VU16 h) {
+      return hn::BitCast(d, y_high ? hn::And(h, hn::Set(du, 0xFF)) : hn::ShiftRight<8>(h));
+    };
+    const auto c0 = chroma_byte(first), c1 = chroma_byte(second);
+    VU16 qr, qg, qb;
+    chroma_c(u_first ? c0 : c1, u_first ? c1 : c0, coeffs, qr, qg, qb);
+    decoded_pair_c(y257(first), y257(second), qr, qg, qb, coeffs, w, halves, cr, cg, cb);
   };
   i = PairVectorsQ6(EachLine(line), weight, wv, n, r, g, bl);
 #endif
