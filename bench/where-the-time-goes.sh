@@ -51,6 +51,7 @@ stage_of() {
     *ShuffledYuvNormalised*|*LaneNormalised*|*LaneYuv*|*LaneHalves*) echo "decode+store" ;;
     *WordPicked*|*ShuffledYuvBytes*|*read_row_yuv_bytes*|*read_row_planned*|*gather*) echo picks ;;
     *SplitChromaPairs*|*SplitPacked422*|*split_chroma_pairs*|*split_packed_422*) echo picks ;;
+    *q6_chroma_pairs_row*|*pick_units*) echo picks ;;  # whole pairs (Y word, chroma pair, macropixel) picked
     *YuvTo8BitPixels*|*PlanarYuvToRgb*|*PlanarYuvToHalf*|*YuvToRgb*|*Q6To8Bit*|*q6_to_8bit*|*Interleave8Bit*|*interleave_8bit*)
       echo "decode+store" ;;
     *SemiPlanarToRgb*|*Packed422ToRgb*|*SampledSemiPlanarToRgb*|*SampledPacked422ToRgb*|*SemiPlanarPairs*|*YuvPairs*|*Packed422Pairs*)

@@ -16,6 +16,7 @@
 #include <optional>
 #include <random>
 #include <set>
+#include <sstream>
 #include <vector>
 
 #include "image/cpu/pixel_io.hpp"
@@ -611,6 +612,117 @@ TEST(ImageProcessor, BilinearDownscalesByTwoOrMoreMatchTheReferenceOnEveryInstru
           EXPECT_EQ(report(reference::compare(src, dst, o)), "")
               << hwy::TargetName(target) << ": " << to_string(shape.from) << " " << shape.sw << "x" << shape.sh
               << " -> " << to_string(to) << " " << to_string(dtype) << " " << shape.dw << "x" << shape.dh;
+        }
+      }
+    }
+  }
+}
+
+// Writes a YUV picture into `t`, a w x h image of `f` (Nv12, Nv21, Nv16, Nv24, Yuyv, Uyvy or
+// Vyuy): Y of pixel (x, y)
+// is luma(x, y), its U and V chroma(x, y, 0) and (x, y, 1), read at each chroma sample's
+// top-left pixel (so a 4:4:4 picture of the same function carries each pixel's subsampled chroma).
+template <class Luma, class Chroma>
+void write_yuv(const Tensor& t, PixelFormat f, int64_t w, int64_t h, const Luma& luma, const Chroma& chroma) {
+  auto map = *t.map(CpuAccess::Write);
+  const auto planes = map.layout().planes();
+  const auto b = [](int v) { return std::byte(static_cast<uint8_t>(v)); };
+  if (f == PixelFormat::Yuyv || f == PixelFormat::Uyvy || f == PixelFormat::Vyuy) {
+    const std::array<int, 4> pos = f == PixelFormat::Yuyv   ? std::array<int, 4>{0, 1, 2, 3}
+                                   : f == PixelFormat::Uyvy ? std::array<int, 4>{1, 0, 3, 2}
+                                                            : std::array<int, 4>{1, 2, 3, 0};  // Y0, U, Y1, V
+    for (int64_t y = 0; y < h; ++y) {
+      for (int64_t x = 0; x < w; x += 2) {
+        std::byte* m = map.data() + y * map.layout().strides()[0] + 2 * x;
+        m[pos[0]] = b(luma(x, y)), m[pos[2]] = b(luma(x + 1, y));
+        m[pos[1]] = b(chroma(x, y, 0)), m[pos[3]] = b(chroma(x, y, 1));
+      }
+    }
+    return;
+  }
+  const int sx = f == PixelFormat::Nv24 ? 1 : 2, sy = f == PixelFormat::Nv12 || f == PixelFormat::Nv21 ? 2 : 1;
+  const int first = f == PixelFormat::Nv21 ? 1 : 0;  // U's byte in a chroma pair
+  for (int64_t y = 0; y < h; ++y) {
+    for (int64_t x = 0; x < w; ++x) map.plane(0)[y * planes[0].pitch + x] = b(luma(x, y));
+  }
+  for (int64_t y = 0; y < h / sy; ++y) {
+    for (int64_t x = 0; x < w / sx; ++x) {
+      std::byte* pair = map.plane(1) + y * planes[1].pitch + 2 * x;
+      pair[first] = b(chroma(sx * x, sy * y, 0)), pair[1 - first] = b(chroma(sx * x, sy * y, 1));
+    }
+  }
+}
+
+// Downscales whose pixel pairs share their chroma (even factors: 4K -> 640x640 blends pixels
+// 6i + 2 and 6i + 3) pick each line's pairs whole (a Y word and its chroma pair, a macropixel)
+// and decode them as a 2:1 downscale's lines: exactly the bytes of a 4:4:4 twin whose every
+// pixel carries its subsampled chroma (picked and decoded pixel by pixel), and the reference's
+// within +-1; crops, lines from both chroma lines, flips, on every compiled instruction set.
+TEST(ImageProcessor, ChromaSharingPairsPickedWholeGiveTheBytesOfEachPixelsOwnChroma) {
+  ForcedTargets targets;
+  if (targets.all.empty()) GTEST_SKIP() << kNoTarget;
+  struct Job {
+    PixelFormat from;
+    int64_t sw, sh, dw, dh;
+    Rect crop;
+  };
+  const Job jobs[] = {
+      {PixelFormat::Nv12, 384, 216, 64, 64, {0, 0, 384, 216}},   // 6:1, letterbox
+      {PixelFormat::Nv21, 390, 222, 64, 64, {2, 4, 384, 216}},   // 6:1 from a crop
+      {PixelFormat::Nv16, 390, 70, 64, 10, {4, 3, 384, 60}},     // 6:1 from an odd line, chroma on every line
+      {PixelFormat::Yuyv, 384, 216, 64, 64, {0, 0, 384, 216}},   // 6:1
+      {PixelFormat::Uyvy, 390, 222, 64, 64, {2, 1, 384, 216}},   // 6:1 from a crop
+      {PixelFormat::Vyuy, 2000, 60, 200, 10, {0, 0, 2000, 60}},  // 10:1 and 6:1, past a vector's outputs
+      {PixelFormat::Nv12, 2000, 64, 200, 16, {0, 0, 2000, 64}},  // 10:1 and 4:1 (lines 4i + 1, 4i + 2)
+  };
+  std::mt19937 rng(61);
+  std::vector<uint8_t> noise(1 << 16);
+  for (auto& v : noise) v = static_cast<uint8_t>(rng());
+  const auto luma = [&](int64_t x, int64_t y) { return noise[(x * 131 + y * 977) & 0xFFFF]; };
+  const auto chroma = [&](int64_t x, int64_t y, int c) { return noise[(x * 37 + y * 1543 + c * 7919 + 5) & 0xFFFF]; };
+  for (int64_t target : targets.all) {
+    hwy::SetSupportedTargetsForTest(target);
+    auto proc = processor(1);
+    for (const Job& c : jobs) {
+      ASSERT_OK_AND_ASSIGN(Tensor src, Tensor::image(c.sw, c.sh, c.from, MemoryKind::Mem));
+      ASSERT_OK_AND_ASSIGN(Tensor twin, Tensor::image(c.sw, c.sh, PixelFormat::Nv24, MemoryKind::Mem));
+      write_yuv(src, c.from, c.sw, c.sh, luma, chroma);
+      const int sx = 2, sy = c.from == PixelFormat::Nv12 || c.from == PixelFormat::Nv21 ? 2 : 1;
+      write_yuv(twin, PixelFormat::Nv24, c.sw, c.sh, luma,
+                [&](int64_t x, int64_t y, int ch) { return chroma(x / sx * sx, y / sy * sy, ch); });
+      for (const auto& [to, dtype] : {std::pair{PixelFormat::Rgb, DType::U8},
+                                      {PixelFormat::Bgra, DType::I8},
+                                      {PixelFormat::PlanarRgb, DType::U8}}) {
+        for (Flip flip : {Flip::None, Flip::Both}) {
+          ConvertOptions o;
+          o.resize = ResizeMode::Letterbox;
+          o.crop = c.crop;
+          o.flip = flip;
+          ASSERT_OK_AND_ASSIGN(Tensor dst, Tensor::image(c.dw, c.dh, to, MemoryKind::Mem, dtype));
+          ASSERT_OK_AND_ASSIGN(Tensor want, Tensor::image(c.dw, c.dh, to, MemoryKind::Mem, dtype));
+          ASSERT_OK(proc.convert(src, dst, o));
+          ASSERT_OK(proc.convert(twin, want, o));
+          std::ostringstream what;
+          what << hwy::TargetName(target) << ": " << to_string(c.from) << " " << c.sw << "x" << c.sh << " -> "
+               << to_string(to) << " " << to_string(dtype) << ", flip " << int(flip);
+          EXPECT_EQ(report(reference::compare(src, dst, o)), "") << what.str();
+          const auto got = *dst.map(CpuAccess::Read);
+          const auto expected = *want.map(CpuAccess::Read);
+          // Rows of the planes, or of the one interleaved image.
+          const auto planes = got.layout().planes();
+          const auto strides = got.layout().strides();
+          const auto shape = got.layout().shape();
+          for (std::size_t i = 0; i < std::max<std::size_t>(planes.size(), 1); ++i) {
+            const bool one = planes.empty();
+            const int64_t rows = one ? shape[0] : planes[i].height, pitch = one ? strides[0] : planes[i].pitch;
+            const auto bytes = static_cast<std::size_t>(one ? shape[1] * strides[1] : planes[i].row_bytes);
+            const std::byte* a = one ? got.data() : got.plane(i);
+            const std::byte* e = one ? expected.data() : expected.plane(i);
+            for (int64_t y = 0; y < rows; ++y) {
+              ASSERT_EQ(0, std::memcmp(a + y * pitch, e + y * pitch, bytes))
+                  << what.str() << ", plane " << i << ", row " << y;
+            }
+          }
         }
       }
     }

@@ -107,6 +107,7 @@ void CpuConverter::Plan::build_q6() {
   q6_direct = h.single_tap;
   q6_pairs = false;
   q6_every_column = false;
+  q6_chroma_pairs = false;
   q6_start.clear();
   q6_window.clear();
   window.clear();
@@ -146,6 +147,13 @@ void CpuConverter::Plan::build_q6() {
     // An exact 2:1 picks every column in order: no picking to do.
     q6_every_column = static_cast<int64_t>(q6_positions.size()) == g.positions;
     for (int64_t i = 0; q6_every_column && i < g.positions; ++i) q6_every_column = q6_positions[i] == i;
+    // Pairs that share their chroma (p even: crops of subsampled sources start on a chroma
+    // sample) are picked whole (q6_chroma_pairs_row): 6:1, 10:1.. (4K -> 640x640 blends pixels
+    // 6i + 2 and 6i + 3); 2:1 reads the lines whole, 4:1 and 8:1 pair odd pixels with even ones.
+    q6_chroma_pairs = !q6_every_column;
+    for (int64_t o = 0; q6_chroma_pairs && o < n; ++o) {
+      q6_chroma_pairs = (h.index[o] & 1) == 0 && h.index[o] + 1 < g.positions;
+    }
   } else {
     for (int64_t o = 0; o < n; ++o) {
       q6_index.push_back(h.index[o]);
@@ -191,7 +199,7 @@ void CpuConverter::prepare(const ImageRef& src, const ImageRef& dst, const Rect&
     } else {
       p.q6_positions.clear(), p.q6_index.clear(), p.q6_weight.clear(), p.q6_vertical.clear();
       p.q6_start.clear(), p.q6_window.clear(), p.window.clear();
-      p.q6_pairs = p.q6_every_column = false;
+      p.q6_pairs = p.q6_every_column = p.q6_chroma_pairs = false;
       p.q6_sample_stale = true;
     }
   }
@@ -428,6 +436,8 @@ void CpuConverter::process_q6(Scratch& s, int task) {
         // Downscales by 2 or more of YUV sources: a row in one pass where one serves.
         if (plan_->q6_every_column && (semi_planar_subsampled(src_->format) || packed_422(src_->format))) {
           rows = q6_pairs_row(s, r);
+        } else if (plan_->q6_chroma_pairs && (semi_planar_subsampled(src_->format) || packed_422(src_->format))) {
+          rows = q6_chroma_pairs_row(s, r);
         } else if (plan_->q6_pairs && !plan_->cache_lines && channels_ == 3) {
           rows = q6_picked_pairs_row(s, r);  // null for a source without YUV bytes
         }
@@ -582,6 +592,68 @@ const int16_t* CpuConverter::q6_pairs_row(Scratch& s, int64_t r) {
     const SemiPlanarLine lb = w != 0 ? semi_planar_line(*src_, g.crop.x, l0 + 1) : la;
     kernels::semi_planar_pairs_q6(la.y, la.uv, lb.y, lb.uv, la.vu, plan_->q6_weight.data(), w, cw, fixed_, out,
                                   out + cw, out + 2 * cw);
+  }
+  if (fill_alpha_) std::fill(out + 3 * cw, out + 4 * cw, int16_t{255 * 64});
+  return out;
+}
+
+namespace {
+// Units of kBytes bytes (a Y word, a chroma pair, a macropixel) at from[k] + kScale * at[2 o],
+// for each output o and row k < kRows, side by side at to[k]: the rows in one pass, each
+// position loaded once.
+template <int kBytes, int kScale, int kRows>
+void pick_units(const uint8_t* const* from, const int32_t* at, int64_t n, uint8_t* const* to) {
+  for (int64_t o = 0; o < n; ++o) {
+    const int64_t p = kScale * int64_t{at[2 * o]};
+    for (int k = 0; k < kRows; ++k) std::memcpy(to[k] + kBytes * o, from[k] + p, kBytes);
+  }
+}
+template <int kBytes, int kScale>
+void pick_units(const uint8_t* const* from, int rows, const int32_t* at, int64_t n, uint8_t* const* to) {
+  switch (rows) {
+    case 1: return pick_units<kBytes, kScale, 1>(from, at, n, to);
+    case 2: return pick_units<kBytes, kScale, 2>(from, at, n, to);
+    case 3: return pick_units<kBytes, kScale, 3>(from, at, n, to);
+    default: return pick_units<kBytes, kScale, 4>(from, at, n, to);
+  }
+}
+}  // namespace
+
+// A downscale by more than 2 whose pixel pairs share their chroma (q6_chroma_pairs: 6:1 as 4K
+// -> 640x640, 10:1..) of a semi-planar source with halved chroma or a packed 4:2:2
+// one: each line's pairs picked whole (a Y word and its chroma pair, or a macropixel) and then
+// decoded and blended as a 2:1 downscale's lines (q6_pairs_row), where the picked path splits
+// every pixel's Y, U and V and decodes each pixel's chroma. What q6_picked_pairs_row gives,
+// to the bit: each pixel of a pair has the pair's chroma there too.
+const int16_t* CpuConverter::q6_chroma_pairs_row(Scratch& s, int64_t r) {
+  const Geometry& g = plan_->geometry;
+  const int64_t cw = g.content.width;
+  const int64_t l0 = g.crop.y + g.vertical.index[r];
+  const int16_t w = plan_->q6_vertical[r];
+  const int32_t* at = plan_->q6_positions.data();  // the pairs' first pixels at at[2 o]
+  uint8_t* stage = s.staging.data();
+  int16_t* out = s.q6_row.data();
+  if (const Packed422Line a = packed_422_line(*src_, g.crop.x, l0); a.row != nullptr) {
+    const uint8_t* from[2] = {a.row, w != 0 ? packed_422_line(*src_, g.crop.x, l0 + 1).row : a.row};
+    uint8_t* to[2] = {stage, stage + 4 * cw};
+    pick_units<4, 2>(from, w != 0 ? 2 : 1, at, cw, to);
+    kernels::packed_422_pairs_q6(to[0], to[w != 0 ? 1 : 0], a.pos.data(), plan_->q6_weight.data(), w, cw, fixed_, out,
+                                 out + cw, out + 2 * cw);
+  } else {
+    // Pixel p's chroma pair is at byte p of the line's pairs (crops start on a chroma sample).
+    const SemiPlanarLine la = semi_planar_line(*src_, g.crop.x, l0);
+    const SemiPlanarLine lb = w != 0 ? semi_planar_line(*src_, g.crop.x, l0 + 1) : la;
+    // Line a's Y and chroma, line b's Y unless it is line a, its chroma unless both lines are on
+    // one chroma line (4:2:0: one pick, and the kernel decodes it once).
+    const uint8_t* from[4] = {la.y, la.uv};
+    uint8_t* to[4] = {stage, stage + 2 * cw};
+    int rows = 2;
+    const uint8_t *yb = to[0], *uvb = to[1];
+    if (lb.y != la.y) from[rows] = lb.y, to[rows] = stage + 2 * rows * cw, yb = to[rows++];
+    if (lb.uv != la.uv) from[rows] = lb.uv, to[rows] = stage + 2 * rows * cw, uvb = to[rows++];
+    pick_units<2, 1>(from, rows, at, cw, to);
+    kernels::semi_planar_pairs_q6(to[0], to[1], yb, uvb, la.vu, plan_->q6_weight.data(), w, cw, fixed_, out, out + cw,
+                                  out + 2 * cw);
   }
   if (fill_alpha_) std::fill(out + 3 * cw, out + 4 * cw, int16_t{255 * 64});
   return out;

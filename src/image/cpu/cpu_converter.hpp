@@ -68,6 +68,7 @@ class CpuConverter {
     bool q6_direct = false;
     bool q6_pairs = false;         // each output's two taps decoded side by side (q6_index[o] = 2 o)
     bool q6_every_column = false;  // q6_positions is 0, 1, ..., positions - 1 (a 2:1 downscale)
+    bool q6_chroma_pairs = false;  // every pair (p, p + 1) shares its chroma (p even)
     std::vector<int32_t> q6_index;
     std::vector<int16_t> q6_weight;
     std::vector<int32_t> q6_start;     // an area's taps as windows of 8: lowest position,
@@ -92,6 +93,7 @@ class CpuConverter {
   const int16_t* q6_area_row(Scratch& s, int64_t r);
   const int16_t* q6_pairs_row(Scratch& s, int64_t r);
   const int16_t* q6_picked_pairs_row(Scratch& s, int64_t r);
+  const int16_t* q6_chroma_pairs_row(Scratch& s, int64_t r);
   bool picked_line_pair(Scratch& s, int64_t line, bool both, const SamplePlan& plan, const uint8_t* a[3],
                         const uint8_t* b[3]);
   void resample_q6(int16_t* in, int64_t n, int16_t* out) const;
