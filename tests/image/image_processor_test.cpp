@@ -1237,6 +1237,48 @@ TEST(ImageProcessor, PackedPairsInOnePassAreThePickedPairsOfTheSplitBytesOnEvery
   }
 }
 
+// Q6 rows go to interleaved 8-bit pixels in one pass: exactly what rounding each channel
+// (q6_to_8bit) and interleaving the bytes (interleave_8bit) give, for RGB, BGR, RGBA and BGRA
+// (alpha from a row or opaque), u8 and i8 (flipped), every count from 0 to past two vectors, on
+// every instruction set.
+TEST(ImageProcessor, Q6RowsToPixelsInOnePassAreTheRoundedBytesInterleavedOnEveryInstructionSet) {
+  ForcedTargets targets;
+  if (targets.all.empty()) GTEST_SKIP() << kNoTarget;
+  const std::pair<const char*, std::vector<int>> layouts[] = {
+      {"RGB", {0, 1, 2}}, {"BGR", {2, 1, 0}}, {"RGBA", {0, 1, 2, 3}}, {"BGRA", {2, 1, 0, 3}}};
+  for (int64_t target : targets.all) {
+    hwy::SetSupportedTargetsForTest(target);
+    std::mt19937 rng(73);
+    for (int64_t n = 0; n <= 70; n += (n < 34 ? 1 : 9)) {
+      std::vector<int16_t> q(static_cast<std::size_t>(4 * n));
+      for (auto& v : q) v = static_cast<int16_t>(rng() % (255 * 64 + 1));
+      for (const auto& [name, order] : layouts) {
+        const int channels = static_cast<int>(order.size());
+        for (bool alpha : {false, true}) {
+          if (alpha && channels == 3) continue;
+          for (uint8_t flip : {uint8_t{0}, uint8_t{0x80}}) {
+            std::vector<int16_t> rows = q;
+            if (!alpha) std::fill(rows.begin() + 3 * n, rows.end(), int16_t{255 * 64});
+            std::vector<uint8_t> bytes(static_cast<std::size_t>(4 * n));
+            const uint8_t* in[4];
+            for (int j = 0; j < channels; ++j) {
+              detail::kernels::q6_to_8bit(rows.data() + order[j] * n, flip, bytes.data() + j * n, n);
+              in[j] = bytes.data() + j * n;
+            }
+            std::vector<uint8_t> want(static_cast<std::size_t>(channels * n + 1), 7), got = want;
+            detail::kernels::interleave_8bit(in, channels, want.data(), n);
+            detail::kernels::q6_to_8bit_pixels(q.data(), q.data() + n, q.data() + 2 * n,
+                                               alpha ? q.data() + 3 * n : nullptr, n, order.data(), channels, flip,
+                                               got.data());
+            ASSERT_EQ(got, want) << hwy::TargetName(target) << ": " << name << (alpha ? " with alpha" : "") << ", "
+                                 << n << " pixels, flip " << int(flip);
+          }
+        }
+      }
+    }
+  }
+}
+
 // The Q6 pairs kernels decode in their own arithmetic (each channel's complement, clamped by
 // saturation): every Y, U and V code, both matrices, both ranges, through each kernel and each of
 // its paths gives what yuv_to_rgb_q6 gives. A pixel repeated four times (all weights 1/2: the

@@ -12,6 +12,11 @@ namespace {
 
 constexpr int64_t kStreamBytes = int64_t{2} << 20;
 
+// Pixels [from, to) of an interleaved 8-bit row set to `pad` (channels bytes).
+void pad_pixels(uint8_t* row, int64_t from, int64_t to, int channels, const uint8_t* pad) {
+  for (int64_t x = from; x < to; ++x) std::memcpy(row + x * channels, pad, static_cast<std::size_t>(channels));
+}
+
 // Destinations the integer path writes: 8-bit RGB-family pixels, planes or grey, dense.
 bool q6_writable(const ImageRef& dst) {
   switch (dst.format) {
@@ -374,8 +379,9 @@ int64_t CpuConverter::next_bar_rows(int64_t y, int64_t y1, int64_t written, bool
 }
 
 // The integer path: each content row blends at most two cached Q6 lines, rounds them to bytes
-// and writes them (interleaved through a row of bytes per channel whose padding columns are
-// filled once per task; planar and grey straight into the destination's rows).
+// and writes them (interleaved pixels in one pass, bar rows through a row of bytes per channel
+// whose padding columns are filled once per task; planar and grey straight into the
+// destination's rows).
 void CpuConverter::process_q6(Scratch& s, int task) {
   const Geometry& g = plan_->geometry;
   const Rect& box = g.content;
@@ -469,9 +475,17 @@ void CpuConverter::process_q6(Scratch& s, int task) {
         emit(y);
         continue;
       }
+      if (interleaved) {
+        // Rounded, interleaved and written in one pass, then the padding columns.
+        uint8_t* row = plane_row(0, y);
+        kernels::q6_to_8bit_pixels(rows, rows + cw, rows + 2 * cw, channels_ == 4 ? rows + 3 * cw : nullptr, cw,
+                                   params_.order.data(), out_channels, flip_, row + box.x * out_channels);
+        pad_pixels(row, 0, box.x, out_channels, pad8_.data());
+        pad_pixels(row, box.x + cw, width, out_channels, pad8_.data());
+        continue;
+      }
       for (int j = 0; j < out_channels; ++j) {
-        const int16_t* in = rows + params_.order[j] * cw;
-        kernels::q6_to_8bit(in, flip_, interleaved ? bytes[j] + box.x : plane_row(j, y) + box.x, cw);
+        kernels::q6_to_8bit(rows + params_.order[j] * cw, flip_, plane_row(j, y) + box.x, cw);
       }
       emit(y);
     }
@@ -500,12 +514,8 @@ bool CpuConverter::write_q6_pixels(Scratch& s, int64_t y, int64_t r) {
     kernels::yuv_to_8bit_pixels(bytes.y, bytes.u, bytes.v, box.width - done, fixed_, params_.order.data(), channels,
                                 flip_, pixels + done * channels);
   }
-  const auto pad = [&](int64_t from, int64_t to) {
-    for (int64_t x = from; x < to; ++x)
-      std::memcpy(row + x * channels, pad8_.data(), static_cast<std::size_t>(channels));
-  };
-  pad(0, box.x);
-  pad(box.x + box.width, dst_->width);
+  pad_pixels(row, 0, box.x, channels, pad8_.data());
+  pad_pixels(row, box.x + box.width, dst_->width, channels, pad8_.data());
   return true;
 }
 

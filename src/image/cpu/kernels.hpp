@@ -281,5 +281,10 @@ void resample_window_q6(const int16_t* in, const int32_t* start, const int16_t* 
 void q6_to_8bit(const int16_t* in, uint8_t flip, uint8_t* out, int64_t n);
 /// Interleaves 3 or 4 byte rows into pixels.
 void interleave_8bit(const uint8_t* const* in, int channels, uint8_t* out, int64_t n);
+/// q6_to_8bit of Q6 R, G, B and A rows (`a` null: opaque) and interleave_8bit of the bytes in
+/// one pass: byte j of a pixel is R, G, B or A for order[j] = 0, 1, 2 or 3 (as
+/// yuv_to_8bit_pixels), `channels` 3 or 4.
+void q6_to_8bit_pixels(const int16_t* r, const int16_t* g, const int16_t* b, const int16_t* a, int64_t n,
+                       const int* order, int channels, uint8_t flip, uint8_t* out);
 
 }  // namespace memhal::detail::kernels
