@@ -1338,6 +1338,25 @@ int64_t with_avx2_pixels(const int* order, int channels, const F& f) {
 }
 #endif
 
+#if HWY_TARGET != HWY_SCALAR
+// One vector of pixels from their R, G, B and A bytes: byte j of a pixel is the channel
+// order[j] names (0 R, 1 G, 2 B, 3 A), `channels` 3 or 4.
+template <class D8, class V8>
+HWY_INLINE void store_8bit_pixels(D8 d8, V8 r8, V8 g8, V8 b8, V8 a8, const int* order, int channels,
+                                  uint8_t* HWY_RESTRICT out) {
+  const auto pick = [&](int o) { return o == 0 ? r8 : o == 1 ? g8 : o == 2 ? b8 : a8; };
+  if (channels == 3) {
+    hn::StoreInterleaved3(pick(order[0]), pick(order[1]), pick(order[2]), d8, out);
+  } else {
+    hn::StoreInterleaved4(pick(order[0]), pick(order[1]), pick(order[2]), pick(order[3]), d8, out);
+  }
+}
+#endif
+// One pixel likewise from its Q6 R, G, B and A, rounded to bytes XOR `flip`.
+inline void store_8bit_pixel(const int16_t* q, const int* order, int channels, uint8_t flip, uint8_t* out) {
+  for (int j = 0; j < channels; ++j) out[j] = static_cast<uint8_t>(((q[order[j]] + 32) >> 6) ^ flip);
+}
+
 // Q6 R, G and B rows (and A, or opaque where `a` is null) rounded to bytes, XOR `flip`, and
 // interleaved as YuvTo8BitPixels writes them: Q6To8Bit of each channel and Interleave8Bit in
 // one pass, no bytes through memory between them (the rows of a 720p or 4K frame's downscale
@@ -1370,26 +1389,17 @@ void Q6To8BitPixels(const int16_t* HWY_RESTRICT r, const int16_t* HWY_RESTRICT g
   const auto half = hn::Set(d, 32);
   const auto vflip = hn::Set(d8, flip);
   const auto opaque = hn::Set(d8, static_cast<uint8_t>(255 ^ flip));
-  const int o0 = order[0], o1 = order[1], o2 = order[2], o3 = channels == 4 ? order[3] : 3;
-  const int16_t* const rows[4] = {r, g, b, a};
+  const auto bytes = [&](const int16_t* q) {
+    return hn::Xor(hn::DemoteTo(d8, hn::ShiftRight<6>(hn::Add(hn::LoadU(d, q), half))), vflip);
+  };
   for (; i + lanes <= n; i += lanes) {
-    const auto pick = [&](int o) {
-      if (o == 3 && a == nullptr) return opaque;
-      return hn::Xor(hn::DemoteTo(d8, hn::ShiftRight<6>(hn::Add(hn::LoadU(d, rows[o] + i), half))), vflip);
-    };
-    if (channels == 3) {
-      hn::StoreInterleaved3(pick(o0), pick(o1), pick(o2), d8, out + 3 * i);
-    } else {
-      hn::StoreInterleaved4(pick(o0), pick(o1), pick(o2), pick(o3), d8, out + 4 * i);
-    }
+    store_8bit_pixels(d8, bytes(r + i), bytes(g + i), bytes(b + i), a == nullptr ? opaque : bytes(a + i), order,
+                      channels, out + channels * i);
   }
 #endif
   for (; i < n; ++i) {
-    for (int j = 0; j < channels; ++j) {
-      const int o = order[j];
-      const int q = o == 0 ? r[i] : o == 1 ? g[i] : o == 2 ? b[i] : a == nullptr ? 255 * 64 : a[i];
-      out[i * channels + j] = static_cast<uint8_t>(((q + 32) >> 6) ^ flip);
-    }
+    const int16_t q[4] = {r[i], g[i], b[i], a == nullptr ? int16_t{255 * 64} : a[i]};
+    store_8bit_pixel(q, order, channels, flip, out + channels * i);
   }
 }
 
@@ -1405,31 +1415,25 @@ void YuvTo8BitPixels(const uint8_t* HWY_RESTRICT y, const uint8_t* HWY_RESTRICT 
   if (done > 0) y += done, u += done, v += done, out += channels * done, n -= done;
 #endif
 #if HWY_TARGET != HWY_SCALAR
-  const int o0 = order[0], o1 = order[1], o2 = order[2], o3 = channels == 4 ? order[3] : 3;
   const D16 d;
   const hn::Rebind<uint8_t, D16> d8;
   const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
   const auto half = hn::Set(d, 32);
   const auto vflip = hn::Set(d8, flip);
   const auto opaque = hn::Set(d8, static_cast<uint8_t>(255 ^ flip));
+  const auto bytes = [&](hn::Vec<D16> q) {
+    return hn::Xor(hn::DemoteTo(d8, hn::ShiftRight<6>(hn::Add(q, half))), vflip);
+  };
   for (; i + lanes <= n; i += lanes) {
     hn::Vec<D16> rr, gg, bb;
     yuv_q6_vector(d, y + i, u + i, v + i, coeffs, rr, gg, bb);
-    const auto r8 = hn::Xor(hn::DemoteTo(d8, hn::ShiftRight<6>(hn::Add(rr, half))), vflip);
-    const auto g8 = hn::Xor(hn::DemoteTo(d8, hn::ShiftRight<6>(hn::Add(gg, half))), vflip);
-    const auto b8 = hn::Xor(hn::DemoteTo(d8, hn::ShiftRight<6>(hn::Add(bb, half))), vflip);
-    const auto pick = [&](int o) { return o == 0 ? r8 : o == 1 ? g8 : o == 2 ? b8 : opaque; };
-    if (channels == 3) {
-      hn::StoreInterleaved3(pick(o0), pick(o1), pick(o2), d8, out + 3 * i);
-    } else {
-      hn::StoreInterleaved4(pick(o0), pick(o1), pick(o2), pick(o3), d8, out + 4 * i);
-    }
+    store_8bit_pixels(d8, bytes(rr), bytes(gg), bytes(bb), opaque, order, channels, out + channels * i);
   }
 #endif
   for (; i < n; ++i) {
     int16_t q[4] = {0, 0, 0, 255 * 64};
     yuv_q6_scalar(y[i], u[i], v[i], coeffs, q, q + 1, q + 2);
-    for (int j = 0; j < channels; ++j) out[i * channels + j] = static_cast<uint8_t>(((q[order[j]] + 32) >> 6) ^ flip);
+    store_8bit_pixel(q, order, channels, flip, out + channels * i);
   }
 }
 
