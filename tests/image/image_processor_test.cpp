@@ -1270,8 +1270,8 @@ TEST(ImageProcessor, Q6RowsToPixelsInOnePassAreTheRoundedBytesInterleavedOnEvery
             detail::kernels::q6_to_8bit_pixels(q.data(), q.data() + n, q.data() + 2 * n,
                                                alpha ? q.data() + 3 * n : nullptr, n, order.data(), channels, flip,
                                                got.data());
-            ASSERT_EQ(got, want) << hwy::TargetName(target) << ": " << name << (alpha ? " with alpha" : "") << ", "
-                                 << n << " pixels, flip " << int(flip);
+            ASSERT_EQ(got, want) << hwy::TargetName(target) << ": " << name << (alpha ? " with alpha" : "") << ", " << n
+                                 << " pixels, flip " << int(flip);
           }
         }
       }
@@ -1283,8 +1283,10 @@ TEST(ImageProcessor, Q6RowsToPixelsInOnePassAreTheRoundedBytesInterleavedOnEvery
 // saturation): every Y, U and V code, both matrices, both ranges, through each kernel and each of
 // its paths gives what yuv_to_rgb_q6 gives. A pixel repeated four times (all weights 1/2: the
 // halving path, the semi-planar kernel's shared-chroma box) or weighed alone (weights 0: the
-// weighted path, one chroma line a line) is its decode; on the machine's best instruction set
-// every code, on the others every U and V with the Y codes where the clamps turn.
+// weighted path, one chroma line a line) is its decode. Every kernel and path takes every U and
+// V with the Y codes where the clamps turn; on the machine's best instruction set the decode
+// they share (luma_c, chroma_c, channel_c) also takes every other Y, through one path (the
+// whole sweep through every path took 75 s an emulated CPU under qemu).
 TEST(ImageProcessor, PairsKernelsDecodeEveryYuvCodeAsTheIntegerPathOnEveryInstructionSet) {
   ForcedTargets targets;
   if (targets.all.empty()) GTEST_SKIP() << kNoTarget;
@@ -1296,7 +1298,8 @@ TEST(ImageProcessor, PairsKernelsDecodeEveryYuvCodeAsTheIntegerPathOnEveryInstru
   std::vector<int16_t> expected(3 * n), got(3 * n);
   for (int64_t target : targets.all) {
     hwy::SetSupportedTargetsForTest(target);
-    std::vector<int> ys = {0, 1, 15, 16, 17, 64, 127, 128, 200, 234, 235, 236, 254, 255};
+    const std::vector<int> turns = {0, 1, 15, 16, 17, 64, 127, 128, 200, 234, 235, 236, 254, 255};
+    std::vector<int> ys = turns;
     if (target == targets.all.front()) {
       ys.resize(256);
       for (int y = 0; y < 256; ++y) ys[y] = y;
@@ -1340,8 +1343,10 @@ TEST(ImageProcessor, PairsKernelsDecodeEveryYuvCodeAsTheIntegerPathOnEveryInstru
                                                got.data() + 2 * n);
                }},
           };
+          const bool turn = std::find(turns.begin(), turns.end(), y) != turns.end();
           for (const auto& [name, kernel] : kernels) {
             for (const auto* w : {&halves, &zeros}) {
+              if (!turn && (w != &zeros || std::string_view(name) != "semi-planar, two chroma lines")) continue;
               std::fill(got.begin(), got.end(), int16_t{-7});
               kernel(*w);
               ASSERT_EQ(got, expected) << hwy::TargetName(target) << ": " << name << ", Y " << y << ", matrix "
