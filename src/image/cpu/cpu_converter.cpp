@@ -399,17 +399,17 @@ void CpuConverter::process_q6(Scratch& s, int task) {
   const auto plane_row = [&](int j, int64_t y) {
     return reinterpret_cast<uint8_t*>(dst_->planes[j].base + y * dst_->planes[j].row);
   };
-  const auto emit = [&](int64_t y) {
-    if (interleaved) {
-      kernels::interleave_8bit(bytes, out_channels, plane_row(0, y), width);
-      return;
-    }
+  // The padding columns of planar (and grey) row `y`; interleaved rows pad their pixels.
+  const auto pad_planes = [&](int64_t y) {
     for (int j = 0; j < out_channels; ++j) {
       uint8_t* row = plane_row(j, y);
       std::fill(row, row + box.x, pad8_[j]);
       std::fill(row + box.x + cw, row + width, pad8_[j]);
     }
   };
+  // Sources whose 2:1 (or whole-pair) downscales take one pass a row (q6_pairs_row,
+  // q6_chroma_pairs_row).
+  const bool yuv_pairs = semi_planar_subsampled(src_->format) || packed_422(src_->format);
   int64_t written_bar = -1;
   bool fill_bars = true;
   int64_t y0 = 0, y1 = 0;
@@ -440,9 +440,9 @@ void CpuConverter::process_q6(Scratch& s, int task) {
       } else {
         prefetch_next(r);
         // Downscales by 2 or more of YUV sources: a row in one pass where one serves.
-        if (plan_->q6_every_column && (semi_planar_subsampled(src_->format) || packed_422(src_->format))) {
+        if (plan_->q6_every_column && yuv_pairs) {
           rows = q6_pairs_row(s, r);
-        } else if (plan_->q6_chroma_pairs && (semi_planar_subsampled(src_->format) || packed_422(src_->format))) {
+        } else if (plan_->q6_chroma_pairs && yuv_pairs) {
           rows = q6_chroma_pairs_row(s, r);
         } else if (plan_->q6_pairs && !plan_->cache_lines && channels_ == 3) {
           rows = q6_picked_pairs_row(s, r);  // null for a source without YUV bytes
@@ -472,7 +472,7 @@ void CpuConverter::process_q6(Scratch& s, int task) {
           luma[x] = static_cast<int16_t>((kr * rows[x] + kg * rows[cw + x] + kb * rows[2 * cw + x] + 16384) >> 15);
         }
         kernels::q6_to_8bit(luma, flip_, plane_row(0, y) + box.x, cw);
-        emit(y);
+        pad_planes(y);
         continue;
       }
       if (interleaved) {
@@ -487,7 +487,7 @@ void CpuConverter::process_q6(Scratch& s, int task) {
       for (int j = 0; j < out_channels; ++j) {
         kernels::q6_to_8bit(rows + params_.order[j] * cw, flip_, plane_row(j, y) + box.x, cw);
       }
-      emit(y);
+      pad_planes(y);
     }
   }
 }

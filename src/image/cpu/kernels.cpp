@@ -999,16 +999,19 @@ constexpr int kLumaBase = 40960;
 using DU16 = hn::RebindToUnsigned<D16>;
 using VU16 = hn::Vec<DU16>;
 
+// Byte shuffles that put the even (low) or odd (high) byte of each 16-bit lane in both its
+// halves: the byte times 257.
+alignas(16) constexpr uint8_t kEvenBytes257[16] = {0, 0, 2, 2, 4, 4, 6, 6, 8, 8, 10, 10, 12, 12, 14, 14};
+alignas(16) constexpr uint8_t kOddBytes257[16] = {1, 1, 3, 3, 5, 5, 7, 7, 9, 9, 11, 11, 13, 13, 15, 15};
+
 // Y bytes 2i and 2i + 1 of `p`, each times 257 (the byte in both halves of a 16-bit lane), for
 // the vector's outputs i: one byte shuffle each, not a mask or shift, a shift and an Or.
 HWY_INLINE void luma_pairs_257(const uint8_t* HWY_RESTRICT p, VU16& even, VU16& odd) {
   const DU16 du;
   const hn::Repartition<uint8_t, DU16> d8;
-  alignas(16) static constexpr uint8_t kEven[16] = {0, 0, 2, 2, 4, 4, 6, 6, 8, 8, 10, 10, 12, 12, 14, 14};
-  alignas(16) static constexpr uint8_t kOdd[16] = {1, 1, 3, 3, 5, 5, 7, 7, 9, 9, 11, 11, 13, 13, 15, 15};
   const auto bytes = hn::LoadU(d8, p);
-  even = hn::BitCast(du, hn::TableLookupBytes(bytes, hn::LoadDup128(d8, kEven)));
-  odd = hn::BitCast(du, hn::TableLookupBytes(bytes, hn::LoadDup128(d8, kOdd)));
+  even = hn::BitCast(du, hn::TableLookupBytes(bytes, hn::LoadDup128(d8, kEvenBytes257)));
+  odd = hn::BitCast(du, hn::TableLookupBytes(bytes, hn::LoadDup128(d8, kOddBytes257)));
 }
 
 // Bytes 2i and 2i + 1 of `p`, for the vector's outputs i, in 16-bit lanes.
@@ -1208,9 +1211,7 @@ void Packed422PairsQ6(const uint8_t* HWY_RESTRICT a, const uint8_t* HWY_RESTRICT
   const bool y_high = (pos[0] & 1) != 0;  // Y is each half's high byte (UYVY, VYUY)
   const bool u_first = pos[1] < 2;        // U shares the first half with Y0 (YUYV, UYVY)
   // Y times 257 from a half by one byte shuffle, as luma_pairs_257.
-  alignas(16) static constexpr uint8_t kLow[16] = {0, 0, 2, 2, 4, 4, 6, 6, 8, 8, 10, 10, 12, 12, 14, 14};
-  alignas(16) static constexpr uint8_t kHigh[16] = {1, 1, 3, 3, 5, 5, 7, 7, 9, 9, 11, 11, 13, 13, 15, 15};
-  const auto y_bytes = hn::LoadDup128(d8, y_high ? kHigh : kLow);
+  const auto y_bytes = hn::LoadDup128(d8, y_high ? kOddBytes257 : kEvenBytes257);
   const auto line = [&](bool halves, int l, int64_t at, hn::Vec<D16> w, VU16& cr, VU16& cg, VU16& cb) {
     const auto* m = reinterpret_cast<const uint16_t*>(pixels.row[l] + 4 * at);
     const auto lo = hn::LoadU(du, m);
@@ -1338,6 +1339,12 @@ int64_t with_avx2_pixels(const int* order, int channels, const F& f) {
 }
 #endif
 
+// Q6 values rounded to bytes (as q6_to_8bit), XOR `vflip`.
+template <class D8>
+HWY_INLINE hn::Vec<D8> q6_bytes(D8 d8, hn::Vec<D16> q, hn::Vec<D8> vflip) {
+  return hn::Xor(hn::DemoteTo(d8, hn::ShiftRight<6>(hn::Add(q, hn::Set(D16(), 32)))), vflip);
+}
+
 #if HWY_TARGET != HWY_SCALAR
 // One vector of pixels from their R, G, B and A bytes: byte j of a pixel is the channel
 // order[j] names (0 R, 1 G, 2 B, 3 A), `channels` 3 or 4.
@@ -1386,12 +1393,9 @@ void Q6To8BitPixels(const int16_t* HWY_RESTRICT r, const int16_t* HWY_RESTRICT g
   const D16 d;
   const hn::Rebind<uint8_t, D16> d8;
   const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
-  const auto half = hn::Set(d, 32);
   const auto vflip = hn::Set(d8, flip);
   const auto opaque = hn::Set(d8, static_cast<uint8_t>(255 ^ flip));
-  const auto bytes = [&](const int16_t* q) {
-    return hn::Xor(hn::DemoteTo(d8, hn::ShiftRight<6>(hn::Add(hn::LoadU(d, q), half))), vflip);
-  };
+  const auto bytes = [&](const int16_t* q) { return q6_bytes(d8, hn::LoadU(d, q), vflip); };
   for (; i + lanes <= n; i += lanes) {
     store_8bit_pixels(d8, bytes(r + i), bytes(g + i), bytes(b + i), a == nullptr ? opaque : bytes(a + i), order,
                       channels, out + channels * i);
@@ -1418,16 +1422,13 @@ void YuvTo8BitPixels(const uint8_t* HWY_RESTRICT y, const uint8_t* HWY_RESTRICT 
   const D16 d;
   const hn::Rebind<uint8_t, D16> d8;
   const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
-  const auto half = hn::Set(d, 32);
   const auto vflip = hn::Set(d8, flip);
   const auto opaque = hn::Set(d8, static_cast<uint8_t>(255 ^ flip));
-  const auto bytes = [&](hn::Vec<D16> q) {
-    return hn::Xor(hn::DemoteTo(d8, hn::ShiftRight<6>(hn::Add(q, half))), vflip);
-  };
   for (; i + lanes <= n; i += lanes) {
     hn::Vec<D16> rr, gg, bb;
     yuv_q6_vector(d, y + i, u + i, v + i, coeffs, rr, gg, bb);
-    store_8bit_pixels(d8, bytes(rr), bytes(gg), bytes(bb), opaque, order, channels, out + channels * i);
+    store_8bit_pixels(d8, q6_bytes(d8, rr, vflip), q6_bytes(d8, gg, vflip), q6_bytes(d8, bb, vflip), opaque, order,
+                      channels, out + channels * i);
   }
 #endif
   for (; i < n; ++i) {
@@ -2190,13 +2191,9 @@ void Q6To8Bit(const int16_t* HWY_RESTRICT in, uint8_t flip, uint8_t* HWY_RESTRIC
   const D16 d;
   const hn::Rebind<uint8_t, D16> d8;
   const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
-  const auto half = hn::Set(d, 32);
   const auto vflip = hn::Set(d8, flip);
   int64_t i = 0;
-  for (; i + lanes <= n; i += lanes) {
-    const auto q = hn::ShiftRight<6>(hn::Add(hn::LoadU(d, in + i), half));
-    hn::StoreU(hn::Xor(hn::DemoteTo(d8, q), vflip), d8, out + i);
-  }
+  for (; i + lanes <= n; i += lanes) hn::StoreU(q6_bytes(d8, hn::LoadU(d, in + i), vflip), d8, out + i);
   for (; i < n; ++i) out[i] = static_cast<uint8_t>(((in[i] + 32) >> 6) ^ flip);
 }
 
